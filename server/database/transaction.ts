@@ -1,0 +1,36 @@
+import type { Db } from "../db";
+
+/** The client handed to an interactive transaction's callback. */
+export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
+
+// PostgreSQL codes worth one more try: the whole transaction is replayed from the start.
+const RETRYABLE_SQLSTATES = new Set(["40P01" /* deadlock_detected */, "40001" /* serialization_failure */]);
+
+export function sqlState(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current && depth < 6; depth++) {
+    const candidate = current as { code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { originalCode?: unknown } } }; cause?: unknown };
+    const original = candidate.meta?.driverAdapterError?.cause?.originalCode;
+    if (typeof original === "string" && /^[0-9A-Z]{5}$/.test(original)) return original;
+    if (typeof candidate.meta?.code === "string" && /^[0-9A-Z]{5}$/.test(candidate.meta.code)) return candidate.meta.code;
+    if (typeof candidate.code === "string" && /^[0-9A-Z]{5}$/.test(candidate.code)) return candidate.code;
+    current = candidate.cause;
+  }
+  return undefined;
+}
+
+/**
+ * Runs `work` as one interactive transaction (READ COMMITTED). Deadlocks between
+ * operations that lock rows in different orders are rare but possible; PostgreSQL aborts
+ * one side, and we replay it, so callers never see them.
+ */
+export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.$transaction(work, { maxWait: 15_000, timeout: 60_000 });
+    } catch (error) {
+      const state = sqlState(error);
+      if (attempt >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}

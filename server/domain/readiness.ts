@@ -1,0 +1,122 @@
+import type { Tx } from "../database/transaction";
+
+/*
+ * Readiness rules (API.md "Stage precedence", rules 5–10), kept as counters on each work item
+ * and changed in the same transaction as their cause, so the claim index
+ * (work_items_claim_order_idx) always lists exactly the items with nothing structural in the way:
+ *
+ *   open_dependency_count      direct dependencies whose blocker is still open
+ *   ancestor_dependency_count  the same, summed over every proper ancestor (a dependency on a
+ *                              parent constrains all its descendants)
+ *   open_child_count           direct children that are still open
+ *   blocking_attention_count   unresolved blocking attention requests
+ *
+ * Released and cancelled blockers satisfy a dependency. Leases are not counters: an item with
+ * an unended lease stays in the claim index and claim filters on lease_expires_at, so an
+ * expired lease is reclaimable at once, before the sweep ends it.
+ *
+ * Concurrency: counter changes are increments under row locks, so they commute. Operations
+ * that *read* counters to derive others (a new child inherits its parent's chain) first lock
+ * that chain with lockAncestorChain, and graph-shape edits are serialized by lockGraphShape,
+ * so the set of rows each propagation touches cannot change underneath it.
+ */
+
+/** Transaction-level advisory lock serializing graph-shape edits (cycle checks); claims never take it. */
+export async function lockGraphShape(tx: Tx): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))`;
+}
+
+/**
+ * Share-locks `id` and all its ancestors and returns id's status and how many open
+ * dependencies a new child of `id` inherits (id's own plus its ancestors'), or null when `id`
+ * does not exist.
+ */
+export async function lockAncestorChain(tx: Tx, id: string): Promise<{ inherited: number; status: string; priority: number } | null> {
+  const [row] = await tx.$queryRaw<{ inherited: number; status: string; priority: number }[]>`
+    WITH RECURSIVE chain(id, depth) AS (
+      SELECT ${id}::text, 0
+      UNION ALL
+      SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
+    ), locked AS (
+      SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count
+        FROM work_items w JOIN chain c ON c.id = w.id
+       ORDER BY c.depth DESC
+         FOR SHARE OF w
+    )
+    SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority FROM locked WHERE id = ${id}`;
+  return row ?? null;
+}
+
+/** Adds `delta` to ancestor_dependency_count of every proper descendant of `rootId`. */
+export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: string, delta: number): Promise<void> {
+  if (delta === 0) return;
+  await tx.$executeRaw`
+    WITH RECURSIVE below(id) AS (
+      SELECT c.id FROM work_items c WHERE c.parent_id = ${rootId}
+      UNION ALL
+      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
+    )
+    UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count + ${delta}
+      FROM below WHERE w.id = below.id`;
+}
+
+/**
+ * `itemId` has just become released or cancelled: its dependents (and their subtrees) have one
+ * open blocker less, and its parent one open child less. Takes effect at commit.
+ */
+export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
+  const dependents = await tx.$queryRaw<{ id: string }[]>`
+    UPDATE work_items w SET open_dependency_count = w.open_dependency_count - 1, updated_at = statement_timestamp()
+      FROM (SELECT x.id FROM dependencies d JOIN work_items x ON x.id = d.work_item_id
+             WHERE d.depends_on_id = ${itemId} ORDER BY x.id FOR UPDATE OF x) dependent
+     WHERE w.id = dependent.id
+    RETURNING w.id`;
+  if (dependents.length > 0) {
+    // One decrement per path: an item under two dependents of this blocker inherited it twice.
+    await tx.$executeRaw`
+      WITH RECURSIVE below(id) AS (
+        SELECT c.id FROM dependencies d JOIN work_items c ON c.parent_id = d.work_item_id WHERE d.depends_on_id = ${itemId}
+        UNION ALL
+        SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
+      ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
+      UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
+        FROM paths WHERE w.id = paths.id`;
+  }
+  if (parentId !== null) {
+    await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count - 1, updated_at = statement_timestamp()
+      WHERE id = ${parentId}`;
+  }
+}
+
+/**
+ * The waits-for graph must stay acyclic (API.md DEPENDENCY_CYCLE). A parent waits for its
+ * children; a dependent and all its descendants wait for the blocker. We walk it as a graph of
+ * (item, mode) states: from an item reached "full" we follow its children, its blockers and
+ * its parent in mode "up"; from an ancestor reached "up" we follow only its blockers (full)
+ * and its own parent (up), because an item waits for its ancestors' blockers, not for them.
+ * Returns whether any of `targets` is reachable from `starts`.
+ */
+export async function waitsForReaches(
+  tx: Tx,
+  starts: { id: string; up: boolean }[],
+  targets: { id: string; up: boolean }[],
+): Promise<boolean> {
+  if (starts.length === 0 || targets.length === 0) return false;
+  const [row] = await tx.$queryRaw<{ found: boolean }[]>`
+    WITH RECURSIVE reach(id, up) AS (
+      SELECT * FROM unnest(${starts.map((s) => s.id)}::text[], ${starts.map((s) => s.up)}::boolean[])
+      UNION
+      SELECT step.id, step.up FROM reach r CROSS JOIN LATERAL (
+        SELECT c.id, false AS up FROM work_items c WHERE NOT r.up AND c.parent_id = r.id
+        UNION ALL
+        SELECT d.depends_on_id, false FROM dependencies d WHERE d.work_item_id = r.id
+        UNION ALL
+        SELECT w.parent_id, true FROM work_items w WHERE w.id = r.id AND w.parent_id IS NOT NULL
+      ) step
+    )
+    SELECT EXISTS (
+      SELECT 1 FROM reach JOIN unnest(${targets.map((t) => t.id)}::text[], ${targets.map((t) => t.up)}::boolean[]) AS t(id, up)
+        ON t.id = reach.id AND t.up = reach.up
+    ) AS found`;
+  return row?.found ?? false;
+}

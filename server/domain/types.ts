@@ -1,0 +1,88 @@
+export const STAGES = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"] as const;
+export type Stage = (typeof STAGES)[number];
+export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired"] as const;
+export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
+export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
+export type Role = "agent" | "operator" | "admin";
+
+export interface Lease {
+  id: string;
+  workItemId: string;
+  workerId: string;
+  epoch: number;
+  acquiredAt: string;
+  expiresAt: string;
+  renewedAt: string | null;
+  endedAt: string | null;
+  outcome: LeaseOutcome | null;
+}
+
+export interface WorkItem {
+  id: string;
+  title: string;
+  description: string | null;
+  parentId: string | null;
+  status: "open" | "released" | "cancelled";
+  stage: Stage;
+  priority: number;
+  dependsOn: string[];
+  openChildCount: number;
+  currentLease: Lease | null;
+  previousWorkerId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AttentionRequest {
+  id: string;
+  workItemId: string;
+  leaseId: string;
+  workerId: string;
+  kind: AttentionKind;
+  question: string;
+  context: string | null;
+  options: string[];
+  blocking: boolean;
+  status: "open" | "resolved";
+  resolution: string | null;
+  resolvedBy: string | null;
+  createdAt: string;
+  resolvedAt: string | null;
+}
+
+export interface Note {
+  id: string;
+  workItemId: string;
+  leaseId: string;
+  epoch: number;
+  workerId: string;
+  content: string;
+  createdAt: string;
+}
+
+export interface WorkGraphEvent {
+  sequence: number;
+  workItemId: string;
+  type: string;
+  actor: string;
+  leaseId: string | null;
+  epoch: number | null;
+  data: Record<string, unknown>;
+  createdAt: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Who is calling, as established from the bearer token. */
+export interface Caller {
+  tokenId: string;
+  role: Role;
+  /** Bound worker id of an agent token; null for operators and admins. */
+  workerId: string | null;
+  /** Name recorded as the actor of events this caller causes. */
+  actor: string;
+}

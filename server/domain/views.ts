@@ -1,0 +1,131 @@
+import { Prisma } from "../generated/prisma/client";
+import type { Tx } from "../database/transaction";
+import type { AttentionRequest, Lease, Note, Stage, WorkGraphEvent, WorkItem } from "./types";
+
+// Row → API shape. Every timestamp leaves as an ISO-8601 UTC string.
+
+const iso = (value: Date | string | null | undefined): string | null =>
+  value === null || value === undefined ? null : new Date(value).toISOString();
+const isoRequired = (value: Date | string): string => new Date(value).toISOString();
+
+/** Stage precedence of API.md, from the readiness counters kept on each item (see readiness.ts). */
+export const STAGE_SQL = Prisma.sql`CASE
+    WHEN w.status <> 'open' THEN w.status
+    WHEN w.blocking_attention_count > 0 THEN 'needs_attention'
+    WHEN w.lease_expires_at > statement_timestamp() THEN 'leased'
+    WHEN w.open_child_count > 0 THEN 'waiting_on_children'
+    WHEN w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0 THEN 'blocked'
+    ELSE 'ready' END`;
+
+export const LEASE_COLUMNS = Prisma.sql`l.id::text AS id, l.work_item_id AS "workItemId", l.worker_id AS "workerId", l.epoch,
+    l.acquired_at AS "acquiredAt", l.expires_at AS "expiresAt", l.renewed_at AS "renewedAt",
+    l.ended_at AS "endedAt", l.outcome`;
+
+export interface LeaseRow {
+  id: string;
+  workItemId: string;
+  workerId: string;
+  epoch: number;
+  acquiredAt: Date;
+  expiresAt: Date;
+  renewedAt: Date | null;
+  endedAt: Date | null;
+  outcome: string | null;
+}
+
+export function toLease(row: LeaseRow): Lease {
+  return {
+    id: row.id,
+    workItemId: row.workItemId,
+    workerId: row.workerId,
+    epoch: Number(row.epoch),
+    acquiredAt: isoRequired(row.acquiredAt),
+    expiresAt: isoRequired(row.expiresAt),
+    renewedAt: iso(row.renewedAt),
+    endedAt: iso(row.endedAt),
+    outcome: (row.outcome ?? null) as Lease["outcome"],
+  };
+}
+
+interface WorkItemRow {
+  id: string;
+  title: string;
+  description: string | null;
+  parentId: string | null;
+  status: WorkItem["status"];
+  stage: Stage;
+  priority: number;
+  dependsOn: string[] | null;
+  openChildCount: number;
+  previousWorkerId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  lease: LeaseRow | null;
+}
+
+const WORK_ITEM_SELECT = Prisma.sql`SELECT w.id, w.title, w.description, w.parent_id AS "parentId", w.status,
+    ${STAGE_SQL} AS stage, w.priority,
+    ARRAY(SELECT d.depends_on_id FROM dependencies d WHERE d.work_item_id = w.id ORDER BY d.depends_on_id) AS "dependsOn",
+    w.open_child_count AS "openChildCount", w.previous_worker_id AS "previousWorkerId",
+    w.created_at AS "createdAt", w.updated_at AS "updatedAt",
+    (SELECT json_build_object('id', l.id, 'workItemId', l.work_item_id, 'workerId', l.worker_id, 'epoch', l.epoch,
+        'acquiredAt', l.acquired_at, 'expiresAt', l.expires_at, 'renewedAt', l.renewed_at, 'endedAt', l.ended_at, 'outcome', l.outcome)
+       FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
+  FROM work_items w`;
+
+function toWorkItem(row: WorkItemRow): WorkItem {
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    parentId: row.parentId,
+    status: row.status,
+    stage: row.stage,
+    priority: Number(row.priority),
+    dependsOn: row.dependsOn ?? [],
+    openChildCount: Number(row.openChildCount),
+    currentLease: row.lease ? toLease(row.lease) : null,
+    previousWorkerId: row.previousWorkerId,
+    createdAt: isoRequired(row.createdAt),
+    updatedAt: isoRequired(row.updatedAt),
+  };
+}
+
+/** Work items matching `where` (a fragment over alias `w`), in `orderBy` order. */
+export async function selectWorkItems(
+  tx: Tx,
+  where: Prisma.Sql,
+  orderBy: Prisma.Sql = Prisma.sql`w.priority DESC, w.created_at, w.id`,
+  limit?: number,
+): Promise<WorkItem[]> {
+  const rows = await tx.$queryRaw<WorkItemRow[]>`${WORK_ITEM_SELECT} WHERE ${where} ORDER BY ${orderBy}
+    ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
+  return rows.map(toWorkItem);
+}
+
+export async function selectWorkItem(tx: Tx, id: string): Promise<WorkItem | null> {
+  const [item] = await selectWorkItems(tx, Prisma.sql`w.id = ${id}`);
+  return item ?? null;
+}
+
+export const ATTENTION_COLUMNS = Prisma.sql`a.id::text AS id, a.work_item_id AS "workItemId", a.lease_id::text AS "leaseId",
+    a.worker_id AS "workerId", a.kind, a.question, a.context, a.options, a.blocking, a.status, a.resolution,
+    a.resolved_by AS "resolvedBy", a.created_at AS "createdAt", a.resolved_at AS "resolvedAt"`;
+
+export function toAttentionRequest(row: Omit<AttentionRequest, "createdAt" | "resolvedAt"> & { createdAt: Date; resolvedAt: Date | null }): AttentionRequest {
+  return { ...row, options: row.options ?? [], createdAt: isoRequired(row.createdAt), resolvedAt: iso(row.resolvedAt) };
+}
+
+export const NOTE_COLUMNS = Prisma.sql`n.id::text AS id, n.work_item_id AS "workItemId", n.lease_id::text AS "leaseId", n.epoch,
+    n.worker_id AS "workerId", n.content, n.created_at AS "createdAt"`;
+
+export function toNote(row: Omit<Note, "createdAt"> & { createdAt: Date }): Note {
+  return { ...row, epoch: Number(row.epoch), createdAt: isoRequired(row.createdAt) };
+}
+
+export const EVENT_COLUMNS = Prisma.sql`e.sequence, e.work_item_id AS "workItemId", e.type, e.actor, e.lease_id::text AS "leaseId",
+    e.epoch, e.data, e.created_at AS "createdAt"`;
+
+export function toEvent(row: Omit<WorkGraphEvent, "sequence" | "createdAt"> & { sequence: bigint | number; createdAt: Date }): WorkGraphEvent {
+  return { ...row, sequence: Number(row.sequence), createdAt: isoRequired(row.createdAt) };
+}

@@ -1,0 +1,32 @@
+/** Error reasons of API.md; each maps to one tRPC code. */
+export const TRPC_CODE_BY_REASON = {
+  VALIDATION: "BAD_REQUEST",
+  UNAUTHENTICATED: "UNAUTHORIZED",
+  FORBIDDEN: "FORBIDDEN",
+  NOT_FOUND: "NOT_FOUND",
+  LEASE_NOT_CURRENT: "CONFLICT",
+  NOT_CLAIMABLE: "CONFLICT",
+  ALREADY_TERMINAL: "CONFLICT",
+  ITEM_LEASED: "CONFLICT",
+  DEPENDENCY_CYCLE: "CONFLICT",
+  DUPLICATE: "CONFLICT",
+  ALREADY_RESOLVED: "CONFLICT",
+  IDEMPOTENCY_KEY_REUSED: "CONFLICT",
+} as const;
+
+export type Reason = keyof typeof TRPC_CODE_BY_REASON;
+
+/** A refusal the caller can act on. Operations throw it; the tRPC layer puts reason and detail into error.data. */
+export class WorkGraphError extends Error {
+  constructor(
+    readonly reason: Reason,
+    message: string,
+    readonly detail?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = "WorkGraphError";
+  }
+}
+
+export const notFound = (what: string, id: string) =>
+  new WorkGraphError("NOT_FOUND", `${what} ${JSON.stringify(id)} does not exist`, { id });

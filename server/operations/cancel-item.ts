@@ -1,0 +1,35 @@
+import type { Db } from "../db";
+import { inTransaction } from "../database/transaction";
+import { endExpiredLeases } from "../domain/expiry";
+import { lockItem } from "../domain/fencing";
+import { terminateSubtree } from "../domain/termination";
+import type { Caller, WorkItem } from "../domain/types";
+import { selectWorkItem } from "../domain/views";
+import { notFound, WorkGraphError } from "../errors";
+
+/**
+ * Operator cancel. Never pre-empts (rule 5): a live lease on the item or on any open
+ * descendant refuses with ITEM_LEASED. Open descendants are cancelled with it.
+ */
+export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string; reason: string }): Promise<WorkItem> {
+  return inTransaction(db, async (tx) => {
+    const item = await lockItem(tx, input.id);
+    if (!item) throw notFound("work item", input.id);
+    if (item.status !== "open") {
+      throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.id} is already ${item.status}`, { workItemId: input.id, status: item.status });
+    }
+    await endExpiredLeases(tx, [input.id]);
+    const [lease] = await tx.$queryRaw<{ leaseId: string; workerId: string; expiresAt: Date }[]>`
+      SELECT l.id::text AS "leaseId", l.worker_id AS "workerId", l.expires_at AS "expiresAt"
+        FROM work_items w JOIN leases l ON l.id = w.current_lease_id WHERE w.id = ${input.id}`;
+    if (lease) {
+      throw new WorkGraphError("ITEM_LEASED", `work item ${input.id} is leased by ${lease.workerId} until ${lease.expiresAt.toISOString()}; it ends only by its worker or by expiry`, {
+        workItemId: input.id,
+        leaseId: lease.leaseId,
+        workerId: lease.workerId,
+      });
+    }
+    await terminateSubtree(tx, item, "cancelled", caller.actor, { reason: input.reason });
+    return (await selectWorkItem(tx, input.id))!;
+  });
+}

@@ -1,0 +1,29 @@
+import type { Db } from "../db";
+import { inTransaction } from "../database/transaction";
+import { insertWorkItems } from "../domain/graph";
+import { idempotent, idempotencyScope } from "../domain/idempotency";
+import { lockGraphShape } from "../domain/readiness";
+import type { Caller, WorkItem } from "../domain/types";
+import { selectWorkItem } from "../domain/views";
+
+export interface CreateInput {
+  id?: string;
+  title: string;
+  description?: string | null;
+  parentId?: string | null;
+  dependsOn?: string[];
+  priority?: number;
+  idempotencyKey?: string;
+}
+
+export async function createWorkItem(db: Db, caller: Caller, input: CreateInput): Promise<WorkItem> {
+  return inTransaction(db, (tx) =>
+    idempotent(tx, idempotencyScope(caller), input.idempotencyKey, "workItems.create", input, async () => {
+      const parentId = input.parentId ?? null;
+      // A root item without dependencies cannot close a cycle: no need to wait on other graph edits.
+      if (parentId !== null || (input.dependsOn?.length ?? 0) > 0) await lockGraphShape(tx);
+      const [id] = await insertWorkItems(tx, parentId, [input], caller.actor);
+      return (await selectWorkItem(tx, id!))!;
+    }),
+  );
+}

@@ -1,0 +1,51 @@
+import type { Db } from "../db";
+import { inTransaction } from "../database/transaction";
+import { appendEvents } from "../domain/events";
+import { lockItem } from "../domain/fencing";
+import { lockAncestorChain, lockGraphShape, shiftDescendantsInheritedDependencies, waitsForReaches } from "../domain/readiness";
+import type { Caller, WorkItem } from "../domain/types";
+import { selectWorkItem } from "../domain/views";
+import { notFound, WorkGraphError } from "../errors";
+
+/** Reparents `id` under `parentId` (or makes it a root), carrying its subtree and re-deriving inherited blockers. */
+export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; parentId: string | null }): Promise<WorkItem> {
+  return inTransaction(db, async (tx) => {
+    await lockGraphShape(tx);
+    const item = await lockItem(tx, input.id);
+    if (!item) throw notFound("work item", input.id);
+    if (input.parentId === input.id) {
+      throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${input.id} cannot be its own parent`, { workItemId: input.id });
+    }
+    if (item.parentId === input.parentId) return (await selectWorkItem(tx, input.id))!;
+
+    const oldParent = item.parentId === null ? null : await lockAncestorChain(tx, item.parentId);
+    const newParent = input.parentId === null ? null : await lockAncestorChain(tx, input.parentId);
+    if (input.parentId !== null && !newParent) throw notFound("parent work item", input.parentId);
+    if (newParent && newParent.status !== "open") {
+      throw new WorkGraphError("ALREADY_TERMINAL", `parent ${input.parentId} is already ${newParent.status}`, { workItemId: input.parentId, status: newParent.status });
+    }
+
+    const delta = (newParent?.inherited ?? 0) - (oldParent?.inherited ?? 0);
+    await tx.$executeRaw`UPDATE work_items SET parent_id = ${input.parentId}, ancestor_dependency_count = ancestor_dependency_count + ${delta},
+      updated_at = clock_timestamp() WHERE id = ${input.id}`;
+    await shiftDescendantsInheritedDependencies(tx, input.id, delta);
+    if (item.status === "open") {
+      if (item.parentId !== null) await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count - 1 WHERE id = ${item.parentId}`;
+      if (input.parentId !== null) await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + 1 WHERE id = ${input.parentId}`;
+    }
+    // New waits-for edges: the new parent waits for the item; the item's subtree waits for the new ancestors' blockers.
+    if (input.parentId !== null) {
+      const cycle =
+        (await waitsForReaches(tx, [{ id: input.id, up: false }], [{ id: input.parentId, up: false }])) ||
+        (await waitsForReaches(tx, [{ id: input.parentId, up: true }], [{ id: input.id, up: false }]));
+      if (cycle) {
+        throw new WorkGraphError("DEPENDENCY_CYCLE", `moving ${input.id} under ${input.parentId} would make it wait for itself`, {
+          workItemId: input.id,
+          parentId: input.parentId,
+        });
+      }
+    }
+    await appendEvents(tx, [{ workItemId: input.id, type: "work_item.moved", actor: caller.actor, data: { from: item.parentId, to: input.parentId } }]);
+    return (await selectWorkItem(tx, input.id))!;
+  });
+}

@@ -1,0 +1,48 @@
+import type { Db } from "../db";
+import { inTransaction } from "../database/transaction";
+import { endExpiredLeases } from "../domain/expiry";
+
+/**
+ * One pass of the expiry sweep (rule 7): ends up to `batch` expired leases nobody reclaimed.
+ * Items are locked with SKIP LOCKED, so several app instances sweep one database without
+ * ending a lease twice or waiting for each other; a reclaim in flight simply wins.
+ */
+export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
+  return inTransaction(db, async (tx) => {
+    const due = await tx.$queryRaw<{ id: string }[]>`
+      SELECT id FROM work_items
+       WHERE lease_expires_at <= statement_timestamp()
+       ORDER BY lease_expires_at
+       LIMIT ${batch}
+         FOR UPDATE SKIP LOCKED`;
+    const ended = await endExpiredLeases(tx, due.map((row) => row.id));
+    return ended.length;
+  });
+}
+
+/** Runs the sweep every `intervalMs` until stopped; errors are reported and the loop goes on. */
+export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error) {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> = Promise.resolve();
+  const tick = () => {
+    running = (async () => {
+      try {
+        while (!stopped && (await sweepExpiredLeases(db)) > 0) {
+          // keep draining while a full batch came back
+        }
+      } catch (error) {
+        if (!stopped) onError(error);
+      }
+      if (!stopped) timer = setTimeout(tick, intervalMs);
+    })();
+  };
+  timer = setTimeout(tick, 0);
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

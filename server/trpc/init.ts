@@ -1,0 +1,125 @@
+import { initTRPC, TRPCError } from "@trpc/server";
+import { z } from "zod";
+import { authenticate } from "../auth/tokens";
+import type { Db } from "../db";
+import { sqlState } from "../database/transaction";
+import type { Caller, Role } from "../domain/types";
+import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
+
+export const SESSION_COOKIE = "wg_session";
+/** Header the dashboard sends with every call; a cross-site form or fetch cannot set it without CORS. */
+export const CSRF_HEADER = "x-work-graph-csrf";
+
+export interface Context {
+  db: Db;
+  caller: Caller | null;
+}
+
+export interface RequestInfo {
+  headers: Headers;
+  method: string;
+}
+
+function cookieValue(header: string | null, name: string): string | null {
+  for (const part of (header ?? "").split(";")) {
+    const [key, ...rest] = part.trim().split("=");
+    if (key === name) return decodeURIComponent(rest.join("="));
+  }
+  return null;
+}
+
+/**
+ * Builds the context from a request: a bearer token (agents, scripts), or the dashboard's
+ * session cookie. Cookie-authenticated mutations must carry CSRF_HEADER, which a cross-site
+ * page cannot add (and SameSite=strict already keeps the cookie off cross-site requests).
+ */
+export async function createContext(db: Db, request: RequestInfo): Promise<Context> {
+  const authorization = request.headers.get("authorization");
+  const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+  if (bearer) return { db, caller: await authenticate(db, bearer) };
+  const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+  if (session) {
+    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, caller: null };
+    return { db, caller: await authenticate(db, session) };
+  }
+  return { db, caller: null };
+}
+
+function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
+  const cause = error.cause;
+  if (cause instanceof WorkGraphError) return { reason: cause.reason, detail: cause.detail };
+  switch (error.code) {
+    case "BAD_REQUEST":
+    case "PARSE_ERROR":
+    case "PAYLOAD_TOO_LARGE":
+    case "METHOD_NOT_SUPPORTED":
+      return { reason: "VALIDATION" };
+    case "UNAUTHORIZED":
+      return { reason: "UNAUTHENTICATED" };
+    case "FORBIDDEN":
+      return { reason: "FORBIDDEN" };
+    case "NOT_FOUND":
+      return { reason: "NOT_FOUND" };
+    default:
+      return { reason: "INTERNAL" };
+  }
+}
+
+const t = initTRPC.context<Context>().create({
+  errorFormatter({ shape, error }) {
+    const { reason, detail } = reasonOf(error);
+    const cause = error.cause as { issues?: unknown } | undefined;
+    const issues = error.code === "BAD_REQUEST" && Array.isArray(cause?.issues) ? cause.issues : undefined;
+    return {
+      ...shape,
+      data: {
+        ...shape.data,
+        reason,
+        ...(detail ? { detail } : {}),
+        ...(issues ? { issues, zodError: cause instanceof z.ZodError ? z.flattenError(cause) : null } : {}),
+      },
+    };
+  },
+});
+
+export const router = t.router;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Turns domain refusals (and the few database errors that mean bad input) into tRPC errors with the right code. */
+const mapDomainErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok) {
+    const cause = result.error.cause;
+    if (cause instanceof WorkGraphError) {
+      throw new TRPCError({ code: TRPC_CODE_BY_REASON[cause.reason], message: cause.message, cause });
+    }
+    const state = sqlState(cause);
+    // invalid_text_representation / numeric or datetime out of range: input the schema let through.
+    if (state === "22P02" || state === "22003" || state === "22008" || state === "22001") {
+      const refusal = new WorkGraphError("VALIDATION", "input value is out of range or malformed");
+      throw new TRPCError({ code: "BAD_REQUEST", message: refusal.message, cause: refusal });
+    }
+  }
+  return result;
+});
+
+export const publicProcedure = t.procedure.use(mapDomainErrors);
+
+export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.caller) {
+    const refusal = new WorkGraphError("UNAUTHENTICATED", "missing, unknown or revoked token: send Authorization: Bearer <token>");
+    throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
+  }
+  return next({ ctx: { ...ctx, caller: ctx.caller } });
+});
+
+/** Procedures open to the given roles; admin may do everything. */
+export function rolesProcedure(...roles: Role[]) {
+  return authedProcedure.use(({ ctx, next }) => {
+    if (ctx.caller.role !== "admin" && !roles.includes(ctx.caller.role)) {
+      const refusal = new WorkGraphError("FORBIDDEN", `a ${ctx.caller.role} token may not do this (allowed: ${[...roles, "admin"].join(", ")})`);
+      throw new TRPCError({ code: "FORBIDDEN", message: refusal.message, cause: refusal });
+    }
+    return next();
+  });
+}

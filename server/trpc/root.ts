@@ -1,0 +1,20 @@
+import { createCallerFactory, router } from "./init";
+import { attentionRouter } from "./routers/attention";
+import { healthRouter } from "./routers/health";
+import { leasesRouter } from "./routers/leases";
+import { dashboardRouter, eventsRouter, notesRouter, tokensRouter } from "./routers/misc";
+import { workItemsRouter } from "./routers/work-items";
+
+export const appRouter = router({
+  health: healthRouter,
+  workItems: workItemsRouter,
+  leases: leasesRouter,
+  attention: attentionRouter,
+  notes: notesRouter,
+  events: eventsRouter,
+  dashboard: dashboardRouter,
+  tokens: tokensRouter,
+});
+
+export type AppRouter = typeof appRouter;
+export const createCaller = createCallerFactory(appRouter);

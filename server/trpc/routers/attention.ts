@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { resolveAttention } from "../../operations/attention";
+import { getAttention, listAttention } from "../../queries/attention";
+import { authedProcedure, rolesProcedure, router } from "../init";
+import { idempotencyKey, limit, text, uuid, workItemRef, withKey } from "../schemas";
+import { requestAttentionProcedure } from "./leases";
+
+export const attentionRouter = router({
+  request: requestAttentionProcedure,
+
+  resolve: rolesProcedure("operator")
+    .input(z.object({ id: uuid, resolution: text("resolution", 100_000), idempotencyKey: idempotencyKey.optional(), key: idempotencyKey.optional() }))
+    .mutation(({ ctx, input }) => resolveAttention(ctx.db, ctx.caller, withKey(input))),
+
+  list: authedProcedure
+    .input(z.object({
+      status: z.enum(["open", "resolved"]).optional(),
+      workItemId: workItemRef.optional(),
+      limit: limit(200, 50),
+      cursor: z.string().max(400).optional(),
+    }).default({ limit: 50 }))
+    .query(({ ctx, input }) => listAttention(ctx.db, input)),
+
+  get: authedProcedure.input(z.object({ id: uuid })).query(({ ctx, input }) => getAttention(ctx.db, input.id)),
+});

@@ -1,0 +1,100 @@
+import { z } from "zod";
+import { requestAttention } from "../../operations/attention";
+import { claim } from "../../operations/claim";
+import { decompose } from "../../operations/decompose";
+import { cancel, release } from "../../operations/finish";
+import { addNote } from "../../operations/note";
+import { renew } from "../../operations/renew";
+import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
+import { claimingWorker, assertActsForSelf } from "../identity";
+import { authedProcedure, rolesProcedure, router } from "../init";
+import { childSpec, durationSeconds, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey } from "../schemas";
+
+const agent = rolesProcedure("agent");
+
+export const leasesRouter = router({
+  claim: agent
+    .input(z.object({
+      workItemId: workItemRef.optional(),
+      parentId: workItemRef.optional(),
+      durationSeconds: durationSeconds.default(900),
+      workerId: workerId.optional(),
+      idempotencyKey: idempotencyKey.optional(),
+      key: idempotencyKey.optional(),
+    }).default({ durationSeconds: 900 }))
+    .mutation(({ ctx, input }) => {
+      const { workerId: requested, ...rest } = withKey(input);
+      return claim(ctx.db, ctx.caller, claimingWorker(ctx.caller, requested), rest);
+    }),
+
+  renew: agent
+    .input(z.object({ ...leaseRef, durationSeconds: durationSeconds.default(900) }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return renew(ctx.db, ctx.caller, input);
+    }),
+
+  release: agent
+    .input(z.object({ ...leaseRef, evidence: text("evidence", 100_000), links: z.array(z.string().min(1).max(2_000)).max(100).optional() }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return release(ctx.db, ctx.caller, input);
+    }),
+
+  cancel: agent
+    .input(z.object({ ...leaseRef, reason: text("reason", 10_000) }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return cancel(ctx.db, ctx.caller, input);
+    }),
+
+  note: agent
+    .input(z.object({ ...leaseRef, content: text("content", 100_000), idempotencyKey: idempotencyKey.optional(), key: idempotencyKey.optional() }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return addNote(ctx.db, ctx.caller, withKey(input));
+    }),
+
+  decompose: agent
+    .input(z.object({
+      ...leaseRef,
+      children: z.array(childSpec).min(1).max(100),
+      claimChildId: workItemRef.optional(),
+      durationSeconds: durationSeconds.optional(),
+      idempotencyKey: idempotencyKey.optional(),
+      key: idempotencyKey.optional(),
+    }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return decompose(ctx.db, ctx.caller, withKey(input));
+    }),
+
+  get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, input.leaseId)),
+
+  active: authedProcedure
+    .input(z.object({ workerId: workerId.optional() }).default({}))
+    .query(({ ctx, input }) => activeLeases(ctx.db, input.workerId)),
+
+  /** Dashboard: most recently ended leases (not in API.md's table; an addition). */
+  recent: authedProcedure
+    .input(z.object({ workerId: workerId.optional(), limit: limit(200, 50) }).default({ limit: 50 }))
+    .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, input.limit, input.workerId)),
+
+  history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, input.workItemId)),
+});
+
+export const attentionRequestInput = z.object({
+  ...leaseRef,
+  kind: z.enum(["decision", "authority", "access", "review", "help", "scope"]),
+  question: text("question", 20_000),
+  context: z.string().max(100_000).nullish(),
+  options: z.array(z.string().min(1).max(2_000)).max(50).optional(),
+  blocking: z.boolean().default(true),
+  idempotencyKey: idempotencyKey.optional(),
+  key: idempotencyKey.optional(),
+});
+
+export const requestAttentionProcedure = agent.input(attentionRequestInput).mutation(({ ctx, input }) => {
+  assertActsForSelf(ctx.caller, input.workerId);
+  return requestAttention(ctx.db, ctx.caller, withKey(input));
+});

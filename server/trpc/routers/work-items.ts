@@ -1,0 +1,60 @@
+import { z } from "zod";
+import { cancelWorkItem } from "../../operations/cancel-item";
+import { createWorkItem } from "../../operations/create";
+import { addDependency, removeDependency } from "../../operations/dependencies";
+import { moveWorkItem } from "../../operations/move";
+import { setPriority } from "../../operations/priority";
+import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
+import { authedProcedure, rolesProcedure, router } from "../init";
+import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef } from "../schemas";
+
+export const workItemsRouter = router({
+  create: rolesProcedure("operator", "agent")
+    .input(z.object({
+      id: newWorkItemId.optional(),
+      title,
+      description,
+      parentId: workItemRef.nullish(),
+      dependsOn: z.array(workItemRef).max(100).optional(),
+      priority: priority.optional(),
+      idempotencyKey: idempotencyKey.optional(),
+      key: idempotencyKey.optional(),
+    }))
+    .mutation(({ ctx, input }) => createWorkItem(ctx.db, ctx.caller, withKey(input))),
+
+  get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, input.id)),
+
+  list: authedProcedure
+    .input(z.object({
+      stage: z.union([stage, z.array(stage).max(7)]).optional(),
+      parentId: workItemRef.optional(),
+      search: z.string().max(200).optional(),
+      limit: limit(200, 50),
+      cursor: z.string().max(400).optional(),
+    }).default({ limit: 50 }))
+    .query(({ ctx, input }) => listWorkItems(ctx.db, input)),
+
+  queue: authedProcedure
+    .input(z.object({ limit: limit(200, 50), workerId: workerId.optional() }).default({ limit: 50 }))
+    .query(({ ctx, input }) => queue(ctx.db, input.workerId ?? ctx.caller.workerId, input.limit)),
+
+  addDependency: rolesProcedure("operator", "agent")
+    .input(z.object({ workItemId: workItemRef, dependsOnId: workItemRef, idempotencyKey: idempotencyKey.optional(), key: idempotencyKey.optional() }))
+    .mutation(({ ctx, input }) => addDependency(ctx.db, ctx.caller, withKey(input))),
+
+  removeDependency: rolesProcedure("operator", "agent")
+    .input(z.object({ workItemId: workItemRef, dependsOnId: workItemRef }))
+    .mutation(({ ctx, input }) => removeDependency(ctx.db, ctx.caller, input)),
+
+  move: rolesProcedure("operator")
+    .input(z.object({ id: workItemRef, parentId: workItemRef.nullable() }))
+    .mutation(({ ctx, input }) => moveWorkItem(ctx.db, ctx.caller, input)),
+
+  setPriority: rolesProcedure("operator")
+    .input(z.object({ id: workItemRef, priority }))
+    .mutation(({ ctx, input }) => setPriority(ctx.db, ctx.caller, input)),
+
+  cancel: rolesProcedure("operator")
+    .input(z.object({ id: workItemRef, reason: text("reason", 10_000) }))
+    .mutation(({ ctx, input }) => cancelWorkItem(ctx.db, ctx.caller, input)),
+});

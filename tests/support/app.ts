@@ -1,0 +1,53 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createTRPCClient, httpLink } from "@trpc/client";
+import { createToken } from "../../server/auth/tokens";
+import type { Db } from "../../server/db";
+import type { Caller, Role } from "../../server/domain/types";
+import { authenticate } from "../../server/auth/tokens";
+import { createCaller, type AppRouter } from "../../server/trpc/root";
+import { handleTrpcRequest } from "../../server/trpc/http";
+
+/** In-process tRPC caller acting with a freshly minted token of `role`. */
+export async function callerAs(db: Db, role: Role, workerId?: string) {
+  const { token } = await createToken(db, { role, workerId, label: `test-${role}` });
+  const caller = (await authenticate(db, token)) as Caller;
+  return { token, caller, api: createCaller({ db, caller }) };
+}
+
+export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
+
+/**
+ * The real tRPC HTTP handler on a random local port (what `npm start` serves at /api/trpc,
+ * without Next), for tests that go over HTTP like an agent does.
+ */
+export async function startTestServer(db: Db) {
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = new Headers();
+    for (const [key, value] of Object.entries(req.headers)) {
+      if (typeof value === "string") headers.set(key, value);
+      else if (Array.isArray(value)) for (const v of value) headers.append(key, v);
+    }
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers,
+      body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
+    });
+    const response = await handleTrpcRequest(db, request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    client(token: string): TestClient {
+      return createTRPCClient<AppRouter>({
+        links: [httpLink({ url: `${url}/api/trpc`, headers: () => ({ authorization: `Bearer ${token}` }) })],
+      });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

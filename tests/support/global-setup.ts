@@ -1,0 +1,40 @@
+import { chmod, mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import type { TestProject } from "vitest/node";
+import { startEmbeddedPostgres } from "../../server/database/embedded";
+import { migrateDeploy } from "../../server/database/migrate";
+
+export const TEMPLATE_DATABASE = "wg_template";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    adminDatabaseUrl: string;
+    templateDatabase: string;
+  }
+}
+
+/**
+ * One real PostgreSQL for the whole run (embedded, in a temp dir, fsync off), with a
+ * migrated template database that every test file clones (tests/support/database.ts).
+ */
+export default async function setup(project: TestProject) {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-test-"));
+  await chmod(dataDir, 0o755); // PostgreSQL runs as the OS user `postgres` when we are root
+
+  const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), databaseName: TEMPLATE_DATABASE, durable: false });
+  await migrateDeploy(server.url);
+  // A template must have no other connections when it is cloned.
+  const admin = new pg.Client({ connectionString: server.adminUrl });
+  await admin.connect();
+  await admin.query(`ALTER DATABASE ${TEMPLATE_DATABASE} WITH ALLOW_CONNECTIONS false`);
+  await admin.end();
+  process.env.WORK_GRAPH_TEST_ADMIN_URL = server.adminUrl;
+  project.provide("adminDatabaseUrl", server.adminUrl);
+  project.provide("templateDatabase", TEMPLATE_DATABASE);
+  return async () => {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}

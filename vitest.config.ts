@@ -1,0 +1,16 @@
+import path from "node:path";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
+  test: {
+    include: ["tests/**/*.test.ts"],
+    exclude: ["tests/browser/**", "node_modules/**"],
+    globalSetup: ["tests/support/global-setup.ts"],
+    pool: "forks",
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Each file gets its own database cloned from a migrated template, so files run in parallel.
+    fileParallelism: true,
+  },
+});
