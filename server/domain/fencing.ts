@@ -27,6 +27,33 @@ export async function lockItem(tx: Tx, id: string): Promise<LockedItem | null> {
   return item ?? null;
 }
 
+/** CTE `item`: the presented lease's work item, row-locked (the lock rule 2 checks under). */
+export const lockLeaseItem = (leaseId: string) => Prisma.sql`
+  item AS (SELECT id, parent_id, last_epoch FROM work_items
+            WHERE id = (SELECT work_item_id FROM leases WHERE id = ${leaseId}::uuid) FOR UPDATE)`;
+
+/**
+ * Over `leases l` joined with CTE `item`: the presented lease id + epoch is the item's live
+ * lease (unended, no newer epoch, expiresAt > database now, strictly), held by `workerId`
+ * when one is given. Used as the WHERE of a fenced UPDATE, which re-reads the row after the
+ * lock, so a statement that changes nothing was refused: ask refuseStaleLease why.
+ */
+export const isLiveLease = (leaseId: string, epoch: number, workerId: string | null | undefined) => Prisma.sql`
+  l.id = ${leaseId}::uuid AND l.epoch = ${epoch} AND l.work_item_id = item.id AND item.last_epoch = l.epoch
+  AND l.ended_at IS NULL AND l.expires_at > clock_timestamp()
+  ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}`;
+
+/** The worker a lease-bound call acts for: an agent's own worker, or the one an admin named. */
+export const actingWorker = (caller: Caller, requestedWorkerId?: string) =>
+  caller.role === "agent" ? caller.workerId : requestedWorkerId;
+
+/** After a fenced statement changed nothing: raise the precise refusal. */
+export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<never> {
+  await lockCurrentLease(tx, caller, leaseId, epoch, requestedWorkerId);
+  // The fenced statement found it expired an instant ago; the classification above ran later.
+  throw new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch });
+}
+
 /**
  * Fencing (API.md rule 2): under the work item's row lock, the presented lease id + epoch must
  * be the item's live lease — unended and expiresAt > database now, strictly. Otherwise
@@ -44,7 +71,7 @@ export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, 
   const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string }[]>`
     SELECT work_item_id AS "workItemId", worker_id AS "workerId" FROM leases WHERE id = ${leaseId}::uuid`;
   if (!owner) throw refuse("unknown");
-  const actingFor = caller.role === "agent" ? caller.workerId : requestedWorkerId;
+  const actingFor = actingWorker(caller, requestedWorkerId);
   if (actingFor && actingFor !== owner.workerId) {
     throw new WorkGraphError("FORBIDDEN", `lease ${leaseId} belongs to worker ${owner.workerId}, not ${actingFor}`);
   }

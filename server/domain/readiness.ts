@@ -1,3 +1,4 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 
 /*
@@ -61,31 +62,45 @@ export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: stri
 }
 
 /**
- * `itemId` has just become released or cancelled: its dependents (and their subtrees) have one
- * open blocker less, and its parent one open child less. Takes effect at commit.
+ * CTEs for "the item in CTE `done(id, parent_id, at)` has just become released or cancelled":
+ * each dependent has one open blocker less and the parent one open child less. Yields CTE
+ * `unblocked(id)`, the dependents; if any of them has children, follow up with
+ * shiftBelowUnblocked in a later statement (a row may be updated only once per statement).
  */
+export const PROPAGATE_TERMINATION = Prisma.sql`
+  unblocked AS (
+    UPDATE work_items d SET open_dependency_count = d.open_dependency_count - 1, updated_at = done.at
+      FROM done, dependencies e
+     WHERE e.depends_on_id = done.id AND d.id = e.work_item_id
+    RETURNING d.id
+  ), parent_updated AS (
+    UPDATE work_items p SET open_child_count = p.open_child_count - 1, updated_at = done.at
+      FROM done WHERE p.id = done.parent_id
+  )`;
+
+/** Whether any dependent in CTE `unblocked` has children (then shiftBelowUnblocked must run). */
+export const UNBLOCKED_HAVE_CHILDREN = Prisma.sql`EXISTS (SELECT 1 FROM work_items c JOIN unblocked u ON c.parent_id = u.id)`;
+
+/** The subtrees under `itemId`'s dependents inherit one open blocker less per path. */
+export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void> {
+  // One decrement per path: an item under two dependents of this blocker inherited it twice.
+  await tx.$executeRaw`
+    WITH RECURSIVE below(id) AS (
+      SELECT c.id FROM dependencies d JOIN work_items c ON c.parent_id = d.work_item_id WHERE d.depends_on_id = ${itemId}
+      UNION ALL
+      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
+    ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
+    UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
+      FROM paths WHERE w.id = paths.id`;
+}
+
+/** `itemId` has just become released or cancelled: propagate it (takes effect at commit). */
 export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
-  const dependents = await tx.$queryRaw<{ id: string }[]>`
-    UPDATE work_items w SET open_dependency_count = w.open_dependency_count - 1, updated_at = statement_timestamp()
-      FROM (SELECT x.id FROM dependencies d JOIN work_items x ON x.id = d.work_item_id
-             WHERE d.depends_on_id = ${itemId} ORDER BY x.id FOR UPDATE OF x) dependent
-     WHERE w.id = dependent.id
-    RETURNING w.id`;
-  if (dependents.length > 0) {
-    // One decrement per path: an item under two dependents of this blocker inherited it twice.
-    await tx.$executeRaw`
-      WITH RECURSIVE below(id) AS (
-        SELECT c.id FROM dependencies d JOIN work_items c ON c.parent_id = d.work_item_id WHERE d.depends_on_id = ${itemId}
-        UNION ALL
-        SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
-      ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
-      UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
-        FROM paths WHERE w.id = paths.id`;
-  }
-  if (parentId !== null) {
-    await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count - 1, updated_at = statement_timestamp()
-      WHERE id = ${parentId}`;
-  }
+  const [row] = await tx.$queryRaw<{ below: boolean }[]>`
+    WITH done AS (SELECT ${itemId}::text AS id, ${parentId}::text AS parent_id, clock_timestamp() AS at),
+    ${PROPAGATE_TERMINATION}
+    SELECT ${UNBLOCKED_HAVE_CHILDREN} AS below`;
+  if (row?.below) await shiftBelowUnblocked(tx, itemId);
 }
 
 /**

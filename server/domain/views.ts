@@ -47,7 +47,7 @@ export function toLease(row: LeaseRow): Lease {
   };
 }
 
-interface WorkItemRow {
+export interface WorkItemRow {
   id: string;
   title: string;
   description: string | null;
@@ -63,17 +63,23 @@ interface WorkItemRow {
   lease: LeaseRow | null;
 }
 
-const WORK_ITEM_SELECT = Prisma.sql`SELECT w.id, w.title, w.description, w.parent_id AS "parentId", w.status,
+/**
+ * The WorkItem select list over a row source aliased `w` (the table, or a CTE's RETURNING
+ * of updated rows). Its lease subquery sees the statement's snapshot, so a statement that
+ * creates a lease fills currentLease itself.
+ */
+export const WORK_ITEM_COLUMNS = Prisma.sql`w.id, w.title, w.description, w.parent_id AS "parentId", w.status,
     ${STAGE_SQL} AS stage, w.priority,
     ARRAY(SELECT d.depends_on_id FROM dependencies d WHERE d.work_item_id = w.id ORDER BY d.depends_on_id) AS "dependsOn",
     w.open_child_count AS "openChildCount", w.previous_worker_id AS "previousWorkerId",
     w.created_at AS "createdAt", w.updated_at AS "updatedAt",
     (SELECT json_build_object('id', l.id, 'workItemId', l.work_item_id, 'workerId', l.worker_id, 'epoch', l.epoch,
         'acquiredAt', l.acquired_at, 'expiresAt', l.expires_at, 'renewedAt', l.renewed_at, 'endedAt', l.ended_at, 'outcome', l.outcome)
-       FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
-  FROM work_items w`;
+       FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease`;
 
-function toWorkItem(row: WorkItemRow): WorkItem {
+const WORK_ITEM_SELECT = Prisma.sql`SELECT ${WORK_ITEM_COLUMNS} FROM work_items w`;
+
+export function toWorkItem(row: WorkItemRow): WorkItem {
   return {
     id: row.id,
     title: row.title,

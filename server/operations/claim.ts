@@ -4,7 +4,10 @@ import { inTransaction, type Tx } from "../database/transaction";
 import { endExpiredLeases } from "../domain/expiry";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
-import { ATTENTION_COLUMNS, LEASE_COLUMNS, STAGE_SQL, selectWorkItem, toAttentionRequest, toLease, type LeaseRow } from "../domain/views";
+import {
+  ATTENTION_COLUMNS, LEASE_COLUMNS, STAGE_SQL, WORK_ITEM_COLUMNS, toAttentionRequest, toLease, toWorkItem,
+  type LeaseRow, type WorkItemRow,
+} from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { continuitySeconds } from "../config";
 
@@ -30,8 +33,7 @@ export const CLAIMABLE = Prisma.sql`status = 'open' AND open_dependency_count = 
 /**
  * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
  * was resolved, its previous worker takes it ahead of other ready items and everyone else
- * only after them. Each tier is one index-ordered probe with SKIP LOCKED, so claimers never
- * wait for each other's rows.
+ * only after them. Each tier is one index-ordered probe, so claim order stays an index walk.
  */
 export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   if (window <= 0) return [Prisma.empty];
@@ -43,90 +45,106 @@ export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   ];
 }
 
-async function lockNextClaimable(tx: Tx, workerId: string, parentId: string | undefined): Promise<string | null> {
-  const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
-  for (const tier of claimTiers(workerId, continuitySeconds())) {
-    const [row] = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM work_items
-       WHERE ${CLAIMABLE} ${underParent} ${tier}
-       ORDER BY priority DESC, created_at, id
-       LIMIT 1
-         FOR UPDATE SKIP LOCKED`;
-    if (row) return row.id;
-  }
-  return null;
+/**
+ * The lease insert shared by every claim path: epoch = highest epoch + 1 (rule 3), times from
+ * the database clock read after the row lock was taken (a claim that waited keeps its full
+ * duration), the item marked leased, continuity consumed, `lease.claimed` logged. Expects a
+ * CTE `picked(id, last_epoch)` of one locked item without an unended lease; CLAIM_RESULT reads
+ * the outcome.
+ */
+function leasePickedItem(workerId: string, durationSeconds: number): Prisma.Sql {
+  return Prisma.sql`now AS (SELECT clock_timestamp() AS t),
+    l AS (
+      INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at)
+      SELECT picked.id, ${workerId}, picked.last_epoch + 1, now.t, now.t + make_interval(secs => ${durationSeconds})
+        FROM picked, now
+      RETURNING *
+    ), w AS (
+      UPDATE work_items w SET current_lease_id = l.id, lease_expires_at = l.expires_at, last_epoch = l.epoch,
+             continuity_worker_id = NULL, continuity_since = NULL, updated_at = l.acquired_at
+        FROM l WHERE w.id = l.work_item_id
+      RETURNING w.*
+    ), logged AS (
+      INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
+      SELECT l.work_item_id, 'lease.claimed', l.worker_id, l.id, l.epoch,
+             jsonb_build_object('workerId', l.worker_id, 'expiresAt', l.expires_at, 'durationSeconds', ${durationSeconds}::int)
+        FROM l
+    )`;
 }
 
-/** Named claim: wait for the row (no SKIP), then re-check readiness under the lock. */
-async function lockNamed(tx: Tx, id: string): Promise<void> {
+/** The claim result, read from the CTEs of leasePickedItem (empty when nothing was leased). */
+const CLAIM_RESULT = Prisma.sql`
+    (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x) AS lease,
+    (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem",
+    (SELECT coalesce(json_agg(x ORDER BY x."createdAt", x.id), '[]') FROM (
+       SELECT ${ATTENTION_COLUMNS} FROM attention_requests a JOIN leases prev ON prev.id = a.lease_id JOIN l ON true
+        WHERE a.work_item_id = l.work_item_id AND prev.epoch = l.epoch - 1) x) AS attention`;
+
+interface ClaimRow {
+  lease: LeaseRow;
+  workItem: WorkItemRow;
+  attention: Parameters<typeof toAttentionRequest>[0][];
+}
+
+function toClaimResult(row: ClaimRow): ClaimResult {
+  const lease = toLease(row.lease);
+  return {
+    lease,
+    workItem: { ...toWorkItem(row.workItem), stage: "leased", currentLease: lease },
+    attention: row.attention.map(toAttentionRequest),
+  };
+}
+
+/** Leases an item this transaction has locked: ends an expired lease on it first (rule 7). */
+async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult> {
+  await endExpiredLeases(tx, [itemId]);
+  const [row] = await tx.$queryRaw<ClaimRow[]>`
+    WITH picked AS (SELECT id, last_epoch FROM work_items WHERE id = ${itemId}),
+    ${leasePickedItem(workerId, durationSeconds)}
+    SELECT ${CLAIM_RESULT}`;
+  return toClaimResult(row!);
+}
+
+/**
+ * Next claim: the first claimable item in queue order (continuity tiers first), locked with
+ * FOR UPDATE SKIP LOCKED so claimers never wait for each other's rows, leased in the same
+ * statement. An item still carrying an expired, unended lease is leased in a second step,
+ * after that lease is ended (one unended lease per item, even within a statement).
+ */
+async function claimNext(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
+  const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
+  const probes = claimTiers(workerId, continuitySeconds()).map(
+    (tier) => Prisma.sql`(SELECT id FROM work_items WHERE ${CLAIMABLE} ${underParent} ${tier}
+                           ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`,
+  );
+  const [row] = await tx.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null })[]>`
+    WITH candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w WHERE w.id = COALESCE(${Prisma.join(probes)})),
+    picked AS (SELECT id, last_epoch FROM candidate WHERE current_lease_id IS NULL),
+    ${leasePickedItem(workerId, durationSeconds)}
+    SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
+  if (!row?.pickedId) return null;
+  if (row.lease) return toClaimResult(row as ClaimRow);
+  return leaseLockedItem(tx, row.pickedId, workerId, durationSeconds);
+}
+
+/** Named claim: wait for the row (no SKIP), re-check readiness under the lock, lease it. */
+export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<ClaimResult> {
   const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id} FOR UPDATE`;
   if (!row) throw notFound("work item", id);
   const [state] = await tx.$queryRaw<{ stage: string }[]>`SELECT ${STAGE_SQL} AS stage FROM work_items w WHERE w.id = ${id}`;
   if (state!.stage !== "ready") {
     throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is ${state!.stage}`, { stage: state!.stage, workItemId: id });
   }
-}
-
-/** Claim of a named item: lock it (waiting if needed), require it ready, lease it. */
-export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<LeaseRow> {
-  await lockNamed(tx, id);
   return leaseLockedItem(tx, id, workerId, durationSeconds);
-}
-
-/**
- * Creates the lease on a locked, claimable item: epoch = highest epoch + 1 (rule 3), times
- * from the database clock after the lock was taken, so a claim that waited keeps its full
- * duration. An expired unended lease is ended first (rule 7).
- */
-export async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<LeaseRow> {
-  await endExpiredLeases(tx, [itemId]);
-  const [lease] = await tx.$queryRaw<LeaseRow[]>`
-    WITH now AS (SELECT clock_timestamp() AS t),
-    l AS (
-      INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at)
-      SELECT w.id, ${workerId}, w.last_epoch + 1, now.t, now.t + make_interval(secs => ${durationSeconds})
-        FROM work_items w, now WHERE w.id = ${itemId}
-      RETURNING *
-    ), item AS (
-      UPDATE work_items w SET current_lease_id = l.id, lease_expires_at = l.expires_at, last_epoch = l.epoch,
-             continuity_worker_id = NULL, continuity_since = NULL, updated_at = l.acquired_at
-        FROM l WHERE w.id = l.work_item_id
-    ), logged AS (
-      INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-      SELECT l.work_item_id, 'lease.claimed', l.worker_id, l.id, l.epoch,
-             jsonb_build_object('workerId', l.worker_id, 'expiresAt', l.expires_at, 'durationSeconds', ${durationSeconds}::int)
-        FROM l
-    )
-    SELECT ${LEASE_COLUMNS} FROM l`;
-  return lease!;
-}
-
-async function previousLeaseAttention(tx: Tx, itemId: string, epoch: number): Promise<AttentionRequest[]> {
-  const rows = await tx.$queryRaw<Parameters<typeof toAttentionRequest>[0][]>`
-    SELECT ${ATTENTION_COLUMNS} FROM attention_requests a JOIN leases l ON l.id = a.lease_id
-     WHERE a.work_item_id = ${itemId} AND l.epoch = ${epoch - 1} ORDER BY a.created_at, a.id`;
-  return rows.map(toAttentionRequest);
 }
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
   return inTransaction(db, (tx) =>
-    idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, async () => {
-      let itemId: string | null;
-      let lease: LeaseRow;
-      if (input.workItemId !== undefined) {
-        itemId = input.workItemId;
-        lease = await claimNamedItem(tx, itemId, workerId, input.durationSeconds);
-      } else {
-        itemId = await lockNextClaimable(tx, workerId, input.parentId);
-        if (itemId === null) return null;
-        lease = await leaseLockedItem(tx, itemId, workerId, input.durationSeconds);
-      }
-      return {
-        lease: toLease(lease),
-        workItem: (await selectWorkItem(tx, itemId))!,
-        attention: await previousLeaseAttention(tx, itemId, lease.epoch),
-      };
-    }),
+    idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
+      input.workItemId !== undefined
+        ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
+        : claimNext(tx, workerId, input.parentId, input.durationSeconds),
+    ),
   );
 }
 

@@ -55,7 +55,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
       let childLease: Lease | null = null;
       if (input.claimChildId !== undefined) {
         if (!childIds.includes(input.claimChildId)) throw notFound("child in this decomposition", input.claimChildId);
-        childLease = toLease(await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900));
+        childLease = (await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900)).lease;
       }
       return {
         parent: (await selectWorkItem(tx, item.id))!,

@@ -1,9 +1,10 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { lockCurrentLease } from "../domain/fencing";
+import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
+import { PROPAGATE_TERMINATION, shiftBelowUnblocked, UNBLOCKED_HAVE_CHILDREN } from "../domain/readiness";
 import { terminateSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
-import { LEASE_COLUMNS, selectWorkItem, toLease, type LeaseRow } from "../domain/views";
+import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 
 export interface ReleaseInput {
   leaseId: string;
@@ -21,37 +22,65 @@ export interface CancelInput {
 }
 
 /**
- * Release and cancel: the worker ends its lease with a final outcome and the item becomes
- * terminal, which can make dependents (and the parent) ready in this same transaction.
+ * Release: the worker finishes. In one statement, under the item's row lock: the fenced lease
+ * ends as `released`, the item becomes `released`, and its dependents and parent are
+ * unblocked — they are ready when this transaction commits. Only the item itself changes:
+ * open children it may have gained while leased stay open.
  */
-async function finish(
-  db: Db,
-  caller: Caller,
-  input: { leaseId: string; epoch: number; workerId?: string },
-  outcome: "released" | "cancelled",
-  data: Record<string, unknown>,
-): Promise<{ lease: Lease; workItem: WorkItem }> {
+export async function release(db: Db, caller: Caller, input: ReleaseInput): Promise<{ lease: Lease; workItem: WorkItem }> {
+  return inTransaction(db, async (tx) => {
+    const data = JSON.stringify({ evidence: input.evidence, links: input.links ?? [] });
+    const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; below: boolean }[]>`
+      WITH ${lockLeaseItem(input.leaseId)},
+      l AS (
+        UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'released'
+          FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, actingWorker(caller, input.workerId))}
+        RETURNING l.*
+      ), w AS (
+        UPDATE work_items w SET status = 'released', current_lease_id = NULL, lease_expires_at = NULL,
+               previous_worker_id = l.worker_id, updated_at = l.ended_at
+          FROM l WHERE w.id = l.work_item_id
+        RETURNING w.*
+      ), done AS (SELECT id, parent_id, updated_at AS at FROM w),
+      ${PROPAGATE_TERMINATION},
+      logged AS (
+        INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
+        SELECT l.work_item_id, 'lease.ended', l.worker_id, l.id, l.epoch,
+               jsonb_build_object('outcome', 'released', 'workerId', l.worker_id) || ${data}::jsonb FROM l
+        UNION ALL
+        SELECT l.work_item_id, 'work_item.status_changed', l.worker_id, l.id, l.epoch,
+               jsonb_build_object('from', 'open', 'to', 'released') || ${data}::jsonb FROM l
+      )
+      SELECT (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x) AS lease,
+             (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem",
+             ${UNBLOCKED_HAVE_CHILDREN} AS below
+        FROM l`;
+    if (!row) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
+    if (row.below) await shiftBelowUnblocked(tx, row.lease.workItemId);
+    return { lease: toLease(row.lease), workItem: toWorkItem(row.workItem) };
+  });
+}
+
+/**
+ * Cancel: the worker gives up on the item for good. The lease ends as `cancelled` and the item
+ * and its open descendants (if it gained children while leased) become `cancelled`.
+ */
+export async function cancel(db: Db, caller: Caller, input: CancelInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
     const { lease, item } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
     const [ended] = await tx.$queryRaw<LeaseRow[]>`
       WITH l AS (
-        UPDATE leases SET ended_at = clock_timestamp(), outcome = ${outcome} WHERE id = ${lease.id}::uuid RETURNING *
+        UPDATE leases SET ended_at = clock_timestamp(), outcome = 'cancelled' WHERE id = ${lease.id}::uuid RETURNING *
       ), item AS (
         UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id
           FROM l WHERE w.id = l.work_item_id
       ), logged AS (
         INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
         SELECT l.work_item_id, 'lease.ended', l.worker_id, l.id, l.epoch,
-               jsonb_build_object('outcome', l.outcome, 'workerId', l.worker_id) || ${JSON.stringify(data)}::jsonb FROM l
+               jsonb_build_object('outcome', 'cancelled', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
-    await terminateSubtree(tx, item, outcome, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, ...data });
+    await terminateSubtree(tx, item, "cancelled", lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
     return { lease: toLease(ended!), workItem: (await selectWorkItem(tx, item.id))! };
   });
 }
-
-export const release = (db: Db, caller: Caller, input: ReleaseInput) =>
-  finish(db, caller, input, "released", { evidence: input.evidence, links: input.links ?? [] });
-
-export const cancel = (db: Db, caller: Caller, input: CancelInput) =>
-  finish(db, caller, input, "cancelled", { reason: input.reason });

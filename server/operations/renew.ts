@@ -1,6 +1,6 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { lockCurrentLease } from "../domain/fencing";
+import { actingWorker, isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
 import { LEASE_COLUMNS, toLease, type LeaseRow } from "../domain/views";
 
@@ -14,18 +14,20 @@ export interface RenewInput {
 /** New expiry = database now + duration (it may shorten the lease). An expired lease cannot be revived: fencing refuses it. */
 export async function renew(db: Db, caller: Caller, input: RenewInput): Promise<Lease> {
   return inTransaction(db, async (tx) => {
-    const { lease } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
     const [renewed] = await tx.$queryRaw<LeaseRow[]>`
-      WITH l AS (
-        UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => ${input.durationSeconds}), renewed_at = clock_timestamp()
-         WHERE id = ${lease.id}::uuid RETURNING *
-      ), item AS (
+      WITH ${lockLeaseItem(input.leaseId)},
+      l AS (
+        UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => ${input.durationSeconds}), renewed_at = clock_timestamp()
+          FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, actingWorker(caller, input.workerId))}
+        RETURNING l.*
+      ), w AS (
         UPDATE work_items w SET lease_expires_at = l.expires_at FROM l WHERE w.id = l.work_item_id
       ), logged AS (
         INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
         SELECT l.work_item_id, 'lease.renewed', l.worker_id, l.id, l.epoch, jsonb_build_object('expiresAt', l.expires_at) FROM l
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
-    return toLease(renewed!);
+    if (!renewed) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
+    return toLease(renewed);
   });
 }

@@ -42,7 +42,9 @@ CREATE INDEX "work_items_claim_order_idx" ON "work_items"("priority" DESC, "crea
     WHERE "status" = 'open' AND "open_dependency_count" = 0 AND "ancestor_dependency_count" = 0
       AND "open_child_count" = 0 AND "blocking_attention_count" = 0;
 CREATE INDEX "work_items_lease_expires_at_idx" ON "work_items"("lease_expires_at") WHERE "lease_expires_at" IS NOT NULL;
-CREATE INDEX "work_items_continuity_idx" ON "work_items"("continuity_worker_id") WHERE "continuity_worker_id" IS NOT NULL;
+-- Continuity probe (rule 9): the previous worker's held items, already in claim order.
+CREATE INDEX "work_items_continuity_idx" ON "work_items"("continuity_worker_id", "priority" DESC, "created_at", "id")
+    WHERE "continuity_worker_id" IS NOT NULL;
 
 CREATE TABLE "dependencies" (
     "work_item_id"   TEXT NOT NULL,
