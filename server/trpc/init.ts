@@ -65,13 +65,22 @@ function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Rec
   }
 }
 
+function describeIssues(issues: { path?: PropertyKey[]; message?: string }[]): string {
+  return issues
+    .map((issue) => `${issue.path && issue.path.length > 0 ? `${issue.path.map(String).join(".")}: ` : ""}${issue.message ?? "invalid"}`)
+    .join("; ");
+}
+
 const t = initTRPC.context<Context>().create({
+  // Stack traces stay in the server log, not in responses.
+  isDev: process.env.NODE_ENV === "development",
   errorFormatter({ shape, error }) {
     const { reason, detail } = reasonOf(error);
     const cause = error.cause as { issues?: unknown } | undefined;
     const issues = error.code === "BAD_REQUEST" && Array.isArray(cause?.issues) ? cause.issues : undefined;
     return {
       ...shape,
+      message: issues ? `invalid input: ${describeIssues(issues)}` : shape.message,
       data: {
         ...shape.data,
         reason,
