@@ -33,14 +33,15 @@ export const CLAIMABLE = Prisma.sql`status = 'open' AND open_dependency_count = 
 /**
  * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
  * was resolved, its previous worker takes it ahead of other ready items and everyone else
- * only after them. Each tier is one index-ordered probe, so claim order stays an index walk.
+ * only after them. The three tiers partition the claimable items (held for this worker, not
+ * held, held for another); each is one index-ordered probe, so claim order stays an index walk.
  */
 export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   if (window <= 0) return [Prisma.empty];
   const held = Prisma.sql`continuity_worker_id IS NOT NULL AND continuity_since > statement_timestamp() - make_interval(secs => ${window})`;
   return [
     Prisma.sql`AND ${held} AND continuity_worker_id = ${workerId}`,
-    Prisma.sql`AND NOT (${held} AND continuity_worker_id <> ${workerId})`,
+    Prisma.sql`AND NOT (${held})`,
     Prisma.sql`AND ${held} AND continuity_worker_id <> ${workerId}`,
   ];
 }

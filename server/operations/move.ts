@@ -17,6 +17,22 @@ export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; 
       throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${input.id} cannot be its own parent`, { workItemId: input.id });
     }
     if (item.parentId === input.parentId) return (await selectWorkItem(tx, input.id))!;
+    if (input.parentId !== null) {
+      // Reparenting under its own descendant would loop the hierarchy itself: refuse before touching it.
+      const [under] = await tx.$queryRaw<{ found: boolean }[]>`
+        WITH RECURSIVE up(id, parent_id) AS (
+          SELECT id, parent_id FROM work_items WHERE id = ${input.parentId}
+          UNION
+          SELECT w.id, w.parent_id FROM up JOIN work_items w ON w.id = up.parent_id
+        )
+        SELECT EXISTS (SELECT 1 FROM up WHERE id = ${input.id}) AS found`;
+      if (under?.found) {
+        throw new WorkGraphError("DEPENDENCY_CYCLE", `${input.parentId} is inside ${input.id}'s subtree; ${input.id} cannot move under it`, {
+          workItemId: input.id,
+          parentId: input.parentId,
+        });
+      }
+    }
 
     const oldParent = item.parentId === null ? null : await lockAncestorChain(tx, item.parentId);
     const newParent = input.parentId === null ? null : await lockAncestorChain(tx, input.parentId);
@@ -34,10 +50,11 @@ export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; 
       if (input.parentId !== null) await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + 1 WHERE id = ${input.parentId}`;
     }
     // New waits-for edges: the new parent waits for the item; the item's subtree waits for the new ancestors' blockers.
+    // Reaching the item in mode "up" means reaching one of its descendants, which then waits for itself.
     if (input.parentId !== null) {
       const cycle =
         (await waitsForReaches(tx, [{ id: input.id, up: false }], [{ id: input.parentId, up: false }])) ||
-        (await waitsForReaches(tx, [{ id: input.parentId, up: true }], [{ id: input.id, up: false }]));
+        (await waitsForReaches(tx, [{ id: input.parentId, up: true }], [{ id: input.id, up: false }, { id: input.id, up: true }]));
       if (cycle) {
         throw new WorkGraphError("DEPENDENCY_CYCLE", `moving ${input.id} under ${input.parentId} would make it wait for itself`, {
           workItemId: input.id,
