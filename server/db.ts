@@ -1,10 +1,19 @@
+import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
 
 export type Db = PrismaClient;
 
+/**
+ * Named prepared statements: each distinct SQL text is parsed and planned once per
+ * connection instead of on every call. The claim and release statements are large CTEs whose
+ * planning otherwise costs more than their execution.
+ */
+const statementName = (query: { sql: string; argTypes?: unknown }) =>
+  `wg_${createHash("sha1").update(query.sql).update(JSON.stringify(query.argTypes ?? null)).digest("base64url")}`;
+
 export function createDb(connectionString: string, options: { poolSize?: number } = {}): Db {
-  const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20 });
+  const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20 }, { statementNameGenerator: statementName });
   return new PrismaClient({ adapter });
 }
 
