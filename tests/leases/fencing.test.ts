@@ -1,122 +1,223 @@
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { sweepExpiredLeases } from "../../server/operations/sweep";
+import { databaseSnapshot, pause } from "./support";
 
 let database: TestDatabase;
+let sql: pg.Client;
 beforeAll(async () => {
   database = await createTestDatabase();
+  sql = await database.connect();
 });
 afterAll(() => database.close());
 
-async function snapshot(itemId: string) {
-  const client = await database.connect();
-  const item = await client.query("SELECT * FROM work_items WHERE id = $1", [itemId]);
-  const leases = await client.query("SELECT * FROM leases WHERE work_item_id = $1 ORDER BY epoch", [itemId]);
-  const notes = await client.query("SELECT count(*)::int AS n FROM notes WHERE work_item_id = $1", [itemId]);
-  const attention = await client.query("SELECT count(*)::int AS n FROM attention_requests WHERE work_item_id = $1", [itemId]);
-  return { item: item.rows, leases: leases.rows, notes: notes.rows, attention: attention.rows };
+type Api = Awaited<ReturnType<Awaited<ReturnType<typeof actors>>["agent"]>>;
+
+/** Every lease-bound write an agent can make, each presenting `leaseId` + `epoch`. */
+const leaseWrites = (api: Api, leaseId: string, epoch: number) => ({
+  renew: () => api.leases.renew({ leaseId, epoch, durationSeconds: 60 }),
+  release: () => api.leases.release({ leaseId, epoch, evidence: "late" }),
+  cancel: () => api.leases.cancel({ leaseId, epoch, reason: "late" }),
+  note: () => api.leases.note({ leaseId, epoch, content: "late" }),
+  decompose: () => api.leases.decompose({ leaseId, epoch, children: [{ title: "late child" }] }),
+  attention: () => api.attention.request({ leaseId, epoch, kind: "help", question: "late?" }),
+});
+
+/** Runs every write; each must be refused with `reason` (+ detail.kind) and the database must not change at all. */
+async function expectAllRefused(writes: Record<string, () => Promise<unknown>>, reason: string, kind?: string) {
+  const before = await databaseSnapshot(sql);
+  for (const [name, write] of Object.entries(writes)) {
+    const { reason: got, detail } = await refusal(write());
+    expect({ name, reason: got, kind: kind && detail.kind }).toEqual({ name, reason, kind: kind && kind });
+  }
+  expect(await databaseSnapshot(sql)).toEqual(before);
 }
 
 describe("fencing", () => {
-  it("expired, then superseded: the old worker's writes change nothing; history records the expiry", async () => {
+  it.each(["next-claim", "named claim", "sweep, then next-claim"])(
+    "expired, then superseded by a reclaim (%s): the old worker's writes change nothing",
+    async (variant) => {
+      const { operator, agent } = await actors(database);
+      const slug = variant.replace(/[^a-z]+/g, "-");
+      const a = await agent(`sleeper-${slug}`);
+      const b = await agent(`rescuer-${slug}`);
+      const id = `fenced-${slug}`;
+      await operator.workItems.create({ id, title: "Fenced item", priority: 1_000_000_000 });
+      const first = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!;
+      expect(first.lease.epoch).toBe(1);
+      await waitUntilDatabaseTime(sql, first.lease.expiresAt);
+
+      // Expired, nobody reclaimed yet (no sweeper runs here unless asked).
+      if (variant.startsWith("sweep")) {
+        await sweepExpiredLeases(database.db);
+        expect((await operator.leases.get({ leaseId: first.lease.id })).outcome).toBe("expired");
+      } else {
+        expect((await operator.leases.get({ leaseId: first.lease.id })).endedAt).toBeNull();
+      }
+      await expectAllRefused(leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "expired");
+
+      const second = variant === "named claim"
+        ? (await b.leases.claim({ workItemId: id, durationSeconds: 60 }))!
+        : (await b.leases.claim({ durationSeconds: 60 }))!;
+      expect(second.workItem.id).toBe(id);
+      expect(second.lease.epoch).toBe(2);
+      expect(second.lease.workerId).toBe(`rescuer-${slug}`);
+
+      // Superseded: B's lease, the item and everything else stay exactly as they were.
+      await expectAllRefused(leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "superseded");
+
+      const history = await operator.leases.history({ workItemId: id });
+      expect(history.map((lease) => [lease.epoch, lease.workerId, lease.outcome])).toEqual([
+        [1, `sleeper-${slug}`, "expired"],
+        [2, `rescuer-${slug}`, null],
+      ]);
+      expect(history[0]!.endedAt).toBe(history[0]!.expiresAt);
+      expect(history[0]!.expiresAt).toBe(first.lease.expiresAt);
+      expect(history[1]).toEqual(second.lease);
+      const item = await operator.workItems.get({ id });
+      expect(item.stage).toBe("leased");
+      expect(item.currentLease).toEqual(second.lease);
+      expect(item.previousWorkerId).toBe(`sleeper-${slug}`);
+      // B's lease still works.
+      const renewed = await b.leases.renew({ leaseId: second.lease.id, epoch: 2, durationSeconds: 60 });
+      expect(renewed.epoch).toBe(2);
+      const done = await b.leases.release({ leaseId: second.lease.id, epoch: 2, evidence: "rescued" });
+      expect(done.workItem.status).toBe("released");
+    },
+  );
+
+  it("unknown lease ids and epochs; ended leases", async () => {
     const { operator, agent } = await actors(database);
-    const a = await agent("worker-a");
-    const b = await agent("worker-b");
-    await operator.workItems.create({ id: "fenced", title: "Fenced item" });
-    const first = (await a.leases.claim({ workItemId: "fenced", durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(await database.connect(), first.lease.expiresAt);
-
-    const writes = (leaseId: string, epoch: number) => [
-      () => a.leases.renew({ leaseId, epoch, durationSeconds: 60 }),
-      () => a.leases.release({ leaseId, epoch, evidence: "late" }),
-      () => a.leases.cancel({ leaseId, epoch, reason: "late" }),
-      () => a.leases.note({ leaseId, epoch, content: "late" }),
-      () => a.leases.decompose({ leaseId, epoch, children: [{ title: "late child" }] }),
-      () => a.attention.request({ leaseId, epoch, kind: "help", question: "late?" }),
-    ];
-    const beforeReclaim = await snapshot("fenced");
-    for (const write of writes(first.lease.id, 1)) {
-      expect(await refusal(write())).toMatchObject({ reason: "LEASE_NOT_CURRENT", detail: { kind: "expired" } });
-    }
-    expect(await snapshot("fenced")).toEqual(beforeReclaim);
-
-    const second = (await b.leases.claim({ durationSeconds: 60 }))!;
-    expect(second.workItem.id).toBe("fenced");
-    expect(second.lease.epoch).toBe(2);
-    const afterReclaim = await snapshot("fenced");
-    for (const write of writes(first.lease.id, 1)) {
-      expect(await refusal(write())).toMatchObject({ reason: "LEASE_NOT_CURRENT", detail: { kind: "superseded" } });
-    }
-    expect(await snapshot("fenced")).toEqual(afterReclaim);
-
-    const history = await operator.leases.history({ workItemId: "fenced" });
-    expect(history.map((lease) => [lease.epoch, lease.workerId, lease.outcome])).toEqual([
-      [1, "worker-a", "expired"],
-      [2, "worker-b", null],
-    ]);
-    expect(history[0]!.endedAt).toBe(history[0]!.expiresAt);
-    expect((await operator.workItems.get({ id: "fenced" })).currentLease?.id).toBe(second.lease.id);
-  });
-
-  it("unknown, ended and forbidden presentations", async () => {
-    const { operator, agent, admin } = await actors(database);
     const a = await agent("owner");
-    const other = await agent("intruder");
     await operator.workItems.create({ id: "owned", title: "Owned" });
-    const claimed = (await a.leases.claim({ workItemId: "owned", durationSeconds: 60 }))!;
-    const { id: leaseId } = claimed.lease;
+    const { lease } = (await a.leases.claim({ workItemId: "owned", durationSeconds: 60 }))!;
 
-    expect(await refusal(a.leases.renew({ leaseId: "00000000-0000-4000-8000-000000000000", epoch: 1 }))).toMatchObject({
-      reason: "LEASE_NOT_CURRENT",
-      detail: { kind: "unknown" },
-    });
-    expect(await refusal(a.leases.renew({ leaseId, epoch: 7 }))).toMatchObject({ reason: "LEASE_NOT_CURRENT", detail: { kind: "unknown" } });
-    expect(await refusal(other.leases.note({ leaseId, epoch: 1, content: "not mine" }))).toMatchObject({ reason: "FORBIDDEN" });
-    expect(await refusal(other.leases.release({ leaseId, epoch: 1, evidence: "not mine" }))).toMatchObject({ reason: "FORBIDDEN" });
-    expect(await refusal(operator.leases.renew({ leaseId, epoch: 1 } as never))).toMatchObject({ reason: "FORBIDDEN" });
+    await expectAllRefused(leaseWrites(a, crypto.randomUUID(), 1), "LEASE_NOT_CURRENT", "unknown");
+    await expectAllRefused(leaseWrites(a, lease.id, 2), "LEASE_NOT_CURRENT", "unknown");
+    await expectAllRefused(leaseWrites(a, lease.id, 0), "LEASE_NOT_CURRENT", "unknown");
 
-    const renewed = await admin.leases.renew({ leaseId, epoch: 1, durationSeconds: 120, workerId: "owner" });
-    expect(renewed.workerId).toBe("owner");
-    expect(await refusal(admin.leases.renew({ leaseId, epoch: 1, workerId: "intruder" }))).toMatchObject({ reason: "FORBIDDEN" });
-
-    await a.leases.release({ leaseId, epoch: 1, evidence: "shipped" });
-    expect(await refusal(a.leases.release({ leaseId, epoch: 1, evidence: "again" }))).toMatchObject({
-      reason: "LEASE_NOT_CURRENT",
-      detail: { kind: "ended" },
-    });
-    expect(await refusal(a.leases.cancel({ leaseId, epoch: 1, reason: "again" }))).toMatchObject({ reason: "LEASE_NOT_CURRENT", detail: { kind: "ended" } });
+    await a.leases.release({ leaseId: lease.id, epoch: 1, evidence: "shipped" });
+    await expectAllRefused(leaseWrites(a, lease.id, 1), "LEASE_NOT_CURRENT", "ended");
+    const { detail } = await refusal(a.leases.renew({ leaseId: lease.id, epoch: 1 }));
+    expect(detail).toMatchObject({ kind: "ended", outcome: "released" });
   });
 
-  it("a release racing a reclaim: exactly one wins and history stays consistent", async () => {
+  it("another worker's lease is FORBIDDEN to an agent; an admin naming the worker may act; an operator may not use leases.*", async () => {
+    const { operator, agent, admin } = await actors(database);
+    const owner = await agent("rightful");
+    const intruder = await agent("intruder");
+    await operator.workItems.create({ id: "guarded", title: "Guarded" });
+    const { lease } = (await owner.leases.claim({ workItemId: "guarded", durationSeconds: 60 }))!;
+
+    await expectAllRefused(leaseWrites(intruder, lease.id, 1), "FORBIDDEN");
+    // An agent cannot name another worker either.
+    expect(await refusal(intruder.leases.renew({ leaseId: lease.id, epoch: 1, workerId: "rightful" }))).toMatchObject({ reason: "FORBIDDEN" });
+    expect(await refusal(intruder.leases.claim({ workerId: "rightful" }))).toMatchObject({ reason: "FORBIDDEN" });
+
+    const operatorWrites = {
+      claim: () => operator.leases.claim({ durationSeconds: 60 }),
+      ...leaseWrites(operator as unknown as Api, lease.id, 1),
+    };
+    await expectAllRefused(operatorWrites, "FORBIDDEN");
+
+    // Admin: acts for the lease's worker when it names it, is refused when it names another.
+    expect(await refusal(admin.leases.renew({ leaseId: lease.id, epoch: 1, workerId: "intruder" }))).toMatchObject({ reason: "FORBIDDEN" });
+    const renewed = await admin.leases.renew({ leaseId: lease.id, epoch: 1, durationSeconds: 120, workerId: "rightful" });
+    expect(renewed.workerId).toBe("rightful");
+    const note = await admin.leases.note({ leaseId: lease.id, epoch: 1, content: "from the admin", workerId: "rightful" });
+    expect(note.workerId).toBe("rightful");
+    const released = await admin.leases.release({ leaseId: lease.id, epoch: 1, evidence: "admin finished it", workerId: "rightful" });
+    expect(released.lease).toMatchObject({ workerId: "rightful", outcome: "released" });
+    // An admin claim needs a worker and records that worker.
+    await operator.workItems.create({ id: "admin-claimed", title: "Admin claimed", priority: 1_000_000_000 });
+    expect(await refusal(admin.leases.claim({ workItemId: "admin-claimed" }))).toMatchObject({ reason: "VALIDATION" });
+    const claimed = (await admin.leases.claim({ workItemId: "admin-claimed", workerId: "delegate", durationSeconds: 60 }))!;
+    expect(claimed.lease.workerId).toBe("delegate");
+    await admin.leases.release({ leaseId: claimed.lease.id, epoch: 1, evidence: "done", workerId: "delegate" });
+  });
+
+  it("a release racing a reclaim of its expired lease: the reclaim wins, every time", async () => {
     const { operator, agent } = await actors(database);
     const a = await agent("racer-a");
     const b = await agent("racer-b");
-    const clock = await database.connect();
-    const ids = Array.from({ length: 20 }, (_, round) => `race-${round}`);
+    const ids = Array.from({ length: 25 }, (_, round) => `race-${round}`);
     const leases = [];
     for (const id of ids) {
-      await operator.workItems.create({ id, title: id, priority: 10_000 });
+      await operator.workItems.create({ id, title: id });
       leases.push((await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease);
     }
-    await waitUntilDatabaseTime(clock, leases.at(-1)!.expiresAt);
+    await waitUntilDatabaseTime(sql, leases.at(-1)!.expiresAt);
     await Promise.all(
       ids.map(async (id, round) => {
         const [released, reclaimed] = await Promise.allSettled([
           a.leases.release({ leaseId: leases[round]!.id, epoch: 1, evidence: "late" }),
           b.leases.claim({ workItemId: id, durationSeconds: 60 }),
         ]);
-        // The lease had expired: the release is always fenced, the reclaim always wins.
+        // The lease had expired: the release is fenced (expired or already superseded), the reclaim wins.
         expect(released.status).toBe("rejected");
         expect(reclaimed.status).toBe("fulfilled");
+        expect(["expired", "superseded"]).toContain(await refusal(Promise.reject((released as PromiseRejectedResult).reason)).then((r) => r.detail.kind));
         const history = await operator.leases.history({ workItemId: id });
-        expect(history.map((l) => [l.epoch, l.outcome])).toEqual([[1, "expired"], [2, null]]);
+        expect(history.map((l) => [l.epoch, l.workerId, l.outcome])).toEqual([[1, "racer-a", "expired"], [2, "racer-b", null]]);
         expect(history[0]!.endedAt).toBe(history[0]!.expiresAt);
       }),
     );
   });
 
-  it("a live release racing a named reclaim: one of them wins, never both", async () => {
+  it("a release racing a reclaim around the expiry instant: exactly one wins, history stays consistent", async () => {
+    const { operator, agent } = await actors(database);
+    const a = await agent("edge-a");
+    const b = await agent("edge-b");
+    const rounds = 24;
+    const tally = { released: 0, reclaimed: 0 };
+    await Promise.all(
+      Array.from({ length: rounds }, async (_, round) => {
+        const id = `edge-race-${round}`;
+        await operator.workItems.create({ id, title: id });
+        const lease = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease;
+        // Fire both within ±60 ms of the expiry (app and database share this machine's clock).
+        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 60 + (round * 120) / rounds));
+        const reclaim = async () => {
+          // A named claim is refused while the lease is live: retry until it is not.
+          for (;;) {
+            try {
+              return await b.leases.claim({ workItemId: id, durationSeconds: 60 });
+            } catch (error) {
+              const { reason, detail } = await refusal(Promise.reject(error));
+              if (reason !== "NOT_CLAIMABLE" || detail.stage !== "leased") throw error;
+              await pause(2);
+            }
+          }
+        };
+        const [released, reclaimed] = await Promise.allSettled([
+          a.leases.release({ leaseId: lease.id, epoch: 1, evidence: "just in time?" }),
+          reclaim(),
+        ]);
+        expect([released.status, reclaimed.status].filter((status) => status === "fulfilled")).toHaveLength(1);
+        const history = await operator.leases.history({ workItemId: id });
+        if (released.status === "fulfilled") {
+          tally.released++;
+          expect(await refusal(Promise.reject((reclaimed as PromiseRejectedResult).reason))).toMatchObject({
+            reason: "NOT_CLAIMABLE",
+            detail: { stage: "released" },
+          });
+          expect(history.map((l) => [l.epoch, l.outcome])).toEqual([[1, "released"]]);
+          expect((await operator.workItems.get({ id })).status).toBe("released");
+        } else {
+          tally.reclaimed++;
+          expect(await refusal(Promise.reject(released.reason))).toMatchObject({ reason: "LEASE_NOT_CURRENT" });
+          expect(history.map((l) => [l.epoch, l.workerId, l.outcome])).toEqual([[1, "edge-a", "expired"], [2, "edge-b", null]]);
+          expect(history[0]!.endedAt).toBe(history[0]!.expiresAt);
+          expect((await operator.workItems.get({ id })).currentLease?.epoch).toBe(2);
+        }
+      }),
+    );
+    expect(tally.released + tally.reclaimed).toBe(rounds);
+  });
+
+  it("a live release racing a named reclaim: the release wins, the claim is refused", async () => {
     const { operator, agent } = await actors(database);
     const a = await agent("live-a");
     const b = await agent("live-b");
@@ -130,28 +231,70 @@ describe("fencing", () => {
       ]);
       expect(released.status).toBe("fulfilled");
       expect(reclaimed.status).toBe("rejected");
+      expect(await refusal(Promise.reject((reclaimed as PromiseRejectedResult).reason))).toMatchObject({ reason: "NOT_CLAIMABLE" });
       const history = await operator.leases.history({ workItemId: id });
       expect(history.map((l) => [l.epoch, l.outcome])).toEqual([[1, "released"]]);
     }
   });
+});
 
-  it("a wrong app clock changes no decision: times and expiry come from the database", async () => {
+describe("a wrong app clock changes no decision: times and expiry come from the database", () => {
+  const databaseNow = async () => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+
+  it("app clock hours ahead: a fresh lease is live, renewable and not swept; times are the database's", async () => {
     const { operator, agent } = await actors(database);
-    const a = await agent("clock-a");
-    await operator.workItems.create({ id: "clock-skew", title: "Clock skew" });
+    const a = await agent("clock-ahead");
+    await operator.workItems.create({ id: "clock-ahead", title: "Clock ahead" });
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(new Date(Date.now() + 5 * 3600_000));
-      const claimed = (await a.leases.claim({ workItemId: "clock-skew", durationSeconds: 60 }))!;
-      const { rows } = await (await database.connect()).query<{ now: Date }>("SELECT clock_timestamp() AS now");
-      const databaseNow = rows[0]!.now.getTime();
-      // expiresAt = database now + 60 s, not the shifted app clock.
-      expect(Math.abs(Date.parse(claimed.lease.expiresAt) - (databaseNow + 60_000))).toBeLessThan(5_000);
-      vi.setSystemTime(new Date(Date.now() - 10 * 3600_000));
+      const claimed = (await a.leases.claim({ workItemId: "clock-ahead", durationSeconds: 60 }))!;
+      const now = await databaseNow();
+      expect(Math.abs(Date.parse(claimed.lease.acquiredAt) - now)).toBeLessThan(5_000);
+      expect(Math.abs(Date.parse(claimed.lease.expiresAt) - (now + 60_000))).toBeLessThan(5_000);
+      await sweepExpiredLeases(database.db);
+      expect((await operator.leases.get({ leaseId: claimed.lease.id })).endedAt).toBeNull();
+      const item = await operator.workItems.get({ id: "clock-ahead" });
+      expect(item.stage).toBe("leased");
+      expect((await operator.leases.active()).map((l) => l.id)).toContain(claimed.lease.id);
       const renewed = await a.leases.renew({ leaseId: claimed.lease.id, epoch: 1, durationSeconds: 30 });
-      expect(Math.abs(Date.parse(renewed.expiresAt) - (databaseNow + 30_000))).toBeLessThan(5_000);
-      expect(await sweepExpiredLeases(database.db)).toBe(0);
-      expect((await operator.workItems.get({ id: "clock-skew" })).stage).toBe("leased");
+      expect(Math.abs(Date.parse(renewed.expiresAt) - (now + 30_000))).toBeLessThan(5_000);
+      expect(Math.abs(Date.parse(renewed.renewedAt!) - now)).toBeLessThan(5_000);
+      // A reclaim attempt sees a live lease, whatever the app thinks the time is.
+      expect(await refusal((await agent("clock-thief")).leases.claim({ workItemId: "clock-ahead" }))).toMatchObject({
+        reason: "NOT_CLAIMABLE",
+        detail: { stage: "leased" },
+      });
+      const health = await operator.health.check();
+      expect(Math.abs(Date.parse(health.now) - now)).toBeLessThan(5_000);
+      await a.leases.release({ leaseId: claimed.lease.id, epoch: 1, evidence: "done" });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("app clock hours behind: an expired lease is fenced, swept with endedAt = expiresAt, and reclaimable", async () => {
+    const { operator, agent } = await actors(database);
+    const a = await agent("clock-behind");
+    await operator.workItems.create({ id: "clock-behind", title: "Clock behind" });
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      vi.setSystemTime(new Date(Date.now() - 5 * 3600_000));
+      const claimed = (await a.leases.claim({ workItemId: "clock-behind", durationSeconds: 1 }))!;
+      expect(Math.abs(Date.parse(claimed.lease.expiresAt) - ((await databaseNow()) + 1_000))).toBeLessThan(5_000);
+      await waitUntilDatabaseTime(sql, claimed.lease.expiresAt);
+      expect(await refusal(a.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }))).toMatchObject({
+        reason: "LEASE_NOT_CURRENT",
+        detail: { kind: "expired" },
+      });
+      expect((await operator.workItems.get({ id: "clock-behind" })).stage).toBe("ready");
+      await sweepExpiredLeases(database.db);
+      const ended = await operator.leases.get({ leaseId: claimed.lease.id });
+      expect(ended.outcome).toBe("expired");
+      expect(ended.endedAt).toBe(claimed.lease.expiresAt);
+      const reclaimed = (await (await agent("clock-rescuer")).leases.claim({ workItemId: "clock-behind", durationSeconds: 60 }))!;
+      expect(reclaimed.lease.epoch).toBe(2);
+      expect(Date.parse(reclaimed.lease.acquiredAt)).toBeGreaterThan(Date.parse(claimed.lease.expiresAt));
     } finally {
       vi.useRealTimers();
     }
