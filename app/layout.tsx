@@ -1,7 +1,13 @@
-import type { Metadata } from "next";
+import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import "./globals.css";
 
-export const metadata: Metadata = { title: "Work Graph", description: "Coordination for fleets of agents and the humans who steer them" };
+export const metadata: Metadata = {
+  title: { default: "Work Graph", template: "%s · Work Graph" },
+  description: "Coordination for fleets of agents and the humans who steer them",
+};
+
+export const viewport: Viewport = { width: "device-width", initialScale: 1 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { createToken, listTokens, revokeToken } from "../../auth/tokens";
 import { summary } from "../../queries/dashboard";
+import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
 import { listNotes } from "../../queries/notes";
 import { authedProcedure, rolesProcedure, router } from "../init";
@@ -20,6 +21,14 @@ export const eventsRouter = router({
 
 export const dashboardRouter = router({
   summary: authedProcedure.query(({ ctx }) => summary(ctx.db)),
+  /** Dashboard addition (read-only): attention requests with their item's title and stage; open oldest first, resolved newest first. */
+  inbox: authedProcedure
+    .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100) }))
+    .query(({ ctx, input }) => attentionInbox(ctx.db, input)),
+  /** Dashboard addition (read-only): ancestors, blockers, dependents and children of one item, with stages. */
+  neighbourhood: authedProcedure
+    .input(z.object({ id: workItemRef }))
+    .query(({ ctx, input }) => itemNeighbourhood(ctx.db, input.id)),
 });
 
 const admin = rolesProcedure();

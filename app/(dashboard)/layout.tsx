@@ -1,0 +1,20 @@
+import { redirect } from "next/navigation";
+import type { ReactNode } from "react";
+import { Shell } from "@/app/_components/shell";
+import { Providers } from "@/app/_components/trpc";
+import { sessionCaller } from "@/app/_lib/session";
+
+export const dynamic = "force-dynamic";
+
+/** Every dashboard page needs a live operator or admin session; otherwise: the login page. */
+export default async function DashboardLayout({ children }: { children: ReactNode }) {
+  const caller = await sessionCaller();
+  if (!caller) redirect("/login");
+  return (
+    <Providers>
+      <Shell actor={caller.actor} role={caller.role}>
+        {children}
+      </Shell>
+    </Providers>
+  );
+}

@@ -1,0 +1,524 @@
+"use client";
+
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState, type FormEvent, type ReactNode } from "react";
+import { duration } from "./format";
+import { NeighbourhoodGraph } from "./graph";
+import { describeError, useTRPC } from "./trpc";
+import type { Lease, Neighbourhood, Outputs, WorkItem } from "./types";
+import { Age, ApiError, Countdown, Empty, Loading, OutcomeBadge, Section, StageBadge, Time } from "./ui";
+
+type Attention = Outputs["attention"]["list"]["items"][number];
+
+const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
+const TERMINAL = new Set(["released", "cancelled"]);
+
+function ItemRef({ item }: { item: { id: string; title: string; stage: string } }) {
+  return (
+    <>
+      <Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code> <StageBadge stage={item.stage} />
+    </>
+  );
+}
+
+/** Why the item is in its stage: every condition that holds, the one that decides the stage first. */
+function StageReason({ item, around, attention }: { item: WorkItem; around?: Neighbourhood; attention?: Attention[] }) {
+  const reasons: { key: string; node: ReactNode }[] = [];
+  const openBlocking = (attention ?? []).filter((a) => a.status === "open" && a.blocking);
+  for (const request of openBlocking) {
+    reasons.push({
+      key: `a-${request.id}`,
+      node: (
+        <>
+          Waiting for an answer to <q>{request.question}</q> (asked by <span className="worker">{request.workerId}</span>,{" "}
+          <Age since={request.createdAt} />). <Link href="/attention">Answer it in the inbox</Link>
+        </>
+      ),
+    });
+  }
+  if (item.currentLease) {
+    reasons.push({
+      key: "lease",
+      node: (
+        <>
+          Leased by <span className="worker">{item.currentLease.workerId}</span> (epoch {item.currentLease.epoch}); time left{" "}
+          <Countdown expiresAt={item.currentLease.expiresAt} />
+        </>
+      ),
+    });
+  }
+  const openChildren = (around?.children ?? []).filter((child) => !TERMINAL.has(child.stage));
+  if (item.openChildCount > 0) {
+    reasons.push({
+      key: "children",
+      node: (
+        <>
+          Waiting on {item.openChildCount} open {item.openChildCount === 1 ? "child" : "children"}
+          {openChildren.length > 0 ? ":" : "."}
+          {openChildren.length > 0 ? (
+            <ul>
+              {openChildren.slice(0, 10).map((child) => (
+                <li key={child.id}>
+                  <ItemRef item={child} />
+                </li>
+              ))}
+            </ul>
+          ) : null}
+        </>
+      ),
+    });
+  }
+  for (const dependency of (around?.dependencies ?? []).filter((d) => !TERMINAL.has(d.stage))) {
+    reasons.push({
+      key: `d-${dependency.id}`,
+      node: (
+        <>
+          Blocked by dependency <ItemRef item={dependency} />
+        </>
+      ),
+    });
+  }
+  for (const blocker of around?.ancestorBlockers ?? []) {
+    reasons.push({
+      key: `ad-${blocker.ancestorId}-${blocker.id}`,
+      node: (
+        <>
+          Blocked through ancestor <Link href={itemHref(blocker.ancestorId)}>{blocker.ancestorId}</Link>, which depends on <ItemRef item={blocker} />
+        </>
+      ),
+    });
+  }
+
+  let summary: ReactNode;
+  switch (item.stage) {
+    case "ready":
+      summary = "Ready: the next claim may take it.";
+      break;
+    case "released":
+      summary = "Released: the work is done.";
+      break;
+    case "cancelled":
+      summary = "Cancelled: no one will work on it.";
+      break;
+    default:
+      summary = "Not ready to claim:";
+  }
+  return (
+    <div className={`stage-reason stage-reason-${item.stage}`} data-testid="stage-reason">
+      <p>
+        <StageBadge stage={item.stage} /> {summary}
+      </p>
+      {reasons.length > 0 && !TERMINAL.has(item.stage) ? (
+        <ul className="reasons">
+          {reasons.map((reason) => (
+            <li key={reason.key}>{reason.node}</li>
+          ))}
+        </ul>
+      ) : null}
+    </div>
+  );
+}
+
+function useInvalidateAll() {
+  const queryClient = useQueryClient();
+  return () => queryClient.invalidateQueries();
+}
+
+function PriorityForm({ item }: { item: WorkItem }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const [value, setValue] = useState<string | null>(null);
+  const mutation = useMutation(trpc.workItems.setPriority.mutationOptions({ onSuccess: () => { setValue(null); return invalidate(); } }));
+  const shown = value ?? String(item.priority);
+  return (
+    <form
+      className="action-form"
+      onSubmit={(event: FormEvent) => {
+        event.preventDefault();
+        mutation.mutate({ id: item.id, priority: Math.trunc(Number(shown)) });
+      }}
+    >
+      <label htmlFor="priority">Priority</label>
+      <div className="row">
+        <input id="priority" type="number" step={1} value={shown} onChange={(e) => setValue(e.target.value)} />
+        <button type="submit" disabled={mutation.isPending || shown === "" || Number(shown) === item.priority}>
+          Save priority
+        </button>
+      </div>
+      <ApiError error={mutation.error} />
+    </form>
+  );
+}
+
+function AddDependencyForm({ item }: { item: WorkItem }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const [target, setTarget] = useState("");
+  const mutation = useMutation(trpc.workItems.addDependency.mutationOptions({ onSuccess: () => { setTarget(""); return invalidate(); } }));
+  return (
+    <form
+      className="action-form"
+      onSubmit={(event: FormEvent) => {
+        event.preventDefault();
+        mutation.mutate({ workItemId: item.id, dependsOnId: target.trim() });
+      }}
+    >
+      <label htmlFor="add-dependency">Add a dependency (item id this one waits for)</label>
+      <div className="row">
+        <input id="add-dependency" value={target} onChange={(e) => setTarget(e.target.value)} spellCheck={false} />
+        <button type="submit" disabled={mutation.isPending || !target.trim()}>
+          Add dependency
+        </button>
+      </div>
+      <ApiError error={mutation.error} />
+    </form>
+  );
+}
+
+function RemoveDependencyButton({ item, dependsOnId }: { item: WorkItem; dependsOnId: string }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const mutation = useMutation(trpc.workItems.removeDependency.mutationOptions({ onSuccess: () => invalidate() }));
+  return (
+    <>
+      <button
+        type="button"
+        className="button-small"
+        aria-label={`Remove dependency on ${dependsOnId}`}
+        disabled={mutation.isPending}
+        onClick={() => mutation.mutate({ workItemId: item.id, dependsOnId })}
+      >
+        Remove
+      </button>
+      {mutation.error ? <ApiError error={mutation.error} /> : null}
+    </>
+  );
+}
+
+function CancelForm({ item }: { item: WorkItem }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const [reason, setReason] = useState("");
+  const mutation = useMutation(trpc.workItems.cancel.mutationOptions({ onSuccess: () => invalidate() }));
+  const leased = item.currentLease !== null;
+  return (
+    <form
+      className="action-form danger-zone"
+      onSubmit={(event: FormEvent) => {
+        event.preventDefault();
+        mutation.mutate({ id: item.id, reason });
+      }}
+    >
+      <label htmlFor="cancel-reason">Cancel this item (reason)</label>
+      <textarea id="cancel-reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} />
+      {leased ? (
+        <p className="hint">
+          Leased by {item.currentLease?.workerId}: a live lease is never pre-empted, so cancelling will be refused until it ends.
+        </p>
+      ) : null}
+      <div className="row">
+        <button type="submit" className="button-danger" disabled={mutation.isPending || !reason.trim()}>
+          Cancel item
+        </button>
+      </div>
+      <ApiError error={mutation.error} />
+    </form>
+  );
+}
+
+function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood }) {
+  const open = !TERMINAL.has(item.stage);
+  return (
+    <div className="relations">
+      <div>
+        <h3>Depends on</h3>
+        {item.dependsOn.length === 0 ? (
+          <p className="muted">Nothing.</p>
+        ) : (
+          <ul className="plain" data-testid="dependencies">
+            {(around?.dependencies ?? item.dependsOn.map((id) => ({ id, title: id, stage: "" }))).map((dep) => (
+              <li key={dep.id}>
+                {dep.stage ? <ItemRef item={dep} /> : <Link href={itemHref(dep.id)}>{dep.id}</Link>}{" "}
+                {open ? <RemoveDependencyButton item={item} dependsOnId={dep.id} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <div>
+        <h3>Depended on by</h3>
+        {!around ? (
+          <Loading what="dependents" />
+        ) : around.dependents.length === 0 ? (
+          <p className="muted">Nothing.</p>
+        ) : (
+          <ul className="plain" data-testid="dependents">
+            {around.dependents.map((dep) => (
+              <li key={dep.id}>
+                <ItemRef item={dep} />
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+      <div>
+        <h3>Parent</h3>
+        {around?.ancestors[0] ? <ItemRef item={around.ancestors[0]} /> : item.parentId ? <Link href={itemHref(item.parentId)}>{item.parentId}</Link> : <p className="muted">None (a root item).</p>}
+      </div>
+      <div>
+        <h3>Children {around && around.childCount > 0 ? <span className="muted">({around.childCount})</span> : null}</h3>
+        {!around ? (
+          <Loading what="children" />
+        ) : around.children.length === 0 ? (
+          <p className="muted">None.</p>
+        ) : (
+          <ul className="plain" data-testid="children">
+            {around.children.map((child) => (
+              <li key={child.id}>
+                <ItemRef item={child} />
+              </li>
+            ))}
+            {around.childCount > around.children.length ? (
+              <li className="muted">and {around.childCount - around.children.length} more</li>
+            ) : null}
+          </ul>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function LeaseTimeline({ leases, attention }: { leases: Lease[]; attention: Attention[] }) {
+  if (leases.length === 0) return <Empty>Never claimed.</Empty>;
+  return (
+    <ol className="timeline" data-testid="lease-history">
+      {[...leases].reverse().map((lease) => {
+        const asked = attention.filter((a) => a.leaseId === lease.id);
+        return (
+          <li key={lease.id} className={`timeline-entry tl-${lease.outcome ?? "live"}`} data-epoch={lease.epoch} data-outcome={lease.outcome ?? "live"}>
+            <div className="timeline-head">
+              <span className="epoch-chip">epoch {lease.epoch}</span> <span className="worker">{lease.workerId}</span>{" "}
+              <OutcomeBadge outcome={lease.outcome} />
+            </div>
+            <p className="timeline-times">
+              acquired <Time iso={lease.acquiredAt} />
+              {lease.endedAt ? (
+                <>
+                  {" "}→ ended <Time iso={lease.endedAt} /> · held {duration(Date.parse(lease.endedAt) - Date.parse(lease.acquiredAt))}
+                </>
+              ) : (
+                <>
+                  {" "}· time left <Countdown expiresAt={lease.expiresAt} />
+                </>
+              )}
+              {lease.renewedAt ? (
+                <>
+                  {" "}· last renewed <Time iso={lease.renewedAt} />
+                </>
+              ) : null}
+            </p>
+            {asked.map((request) => (
+              <div key={request.id} className="timeline-attention">
+                <p>
+                  <span className="label">Asked</span> {request.question}
+                </p>
+                <p>
+                  <span className="label">Answer</span>{" "}
+                  {request.resolution ? <span className="resolution-text">{request.resolution}</span> : <span className="muted">not answered yet</span>}
+                  {request.resolvedBy ? <span className="muted"> — {request.resolvedBy}</span> : null}
+                </p>
+              </div>
+            ))}
+          </li>
+        );
+      })}
+    </ol>
+  );
+}
+
+function AttentionRequests({ attention }: { attention: Attention[] }) {
+  if (attention.length === 0) return <Empty>No attention requests.</Empty>;
+  return (
+    <ul className="plain cards" data-testid="item-attention">
+      {attention.map((request) => (
+        <li key={request.id} className={`card ${request.status === "open" ? "card-open" : ""}`}>
+          <p className="question-small">{request.question}</p>
+          <p className="muted small">
+            <span className="badge kind">{request.kind}</span> {request.blocking ? "blocking" : "not blocking"} · asked by{" "}
+            <span className="worker">{request.workerId}</span> <Age since={request.createdAt} /> · {request.status}
+          </p>
+          {request.context ? <p className="context">{request.context}</p> : null}
+          {request.options.length > 0 ? <p className="small">Options: {request.options.join(" · ")}</p> : null}
+          {request.status === "resolved" ? (
+            <p className="resolution">
+              <span className="label">Answer</span> {request.resolution} <span className="muted">— {request.resolvedBy}, <Time iso={request.resolvedAt} /></span>
+            </p>
+          ) : (
+            <p>
+              <Link href="/attention">Answer in the inbox</Link>
+            </p>
+          )}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+export function ItemView({ id }: { id: string }) {
+  const trpc = useTRPC();
+  const item = useQuery(trpc.workItems.get.queryOptions({ id }));
+  const around = useQuery(trpc.dashboard.neighbourhood.queryOptions({ id }));
+  const history = useQuery(trpc.leases.history.queryOptions({ workItemId: id }));
+  const attention = useQuery(trpc.attention.list.queryOptions({ workItemId: id, limit: 200 }));
+  const notes = useQuery(trpc.notes.list.queryOptions({ workItemId: id, limit: 200 }));
+  const events = useQuery(trpc.events.list.queryOptions({ workItemId: id, limit: 500 }));
+
+  if (item.error) {
+    const notFound = describeError(item.error).reason === "NOT_FOUND";
+    return (
+      <>
+        <h1>{notFound ? "No such work item" : "Could not load the work item"}</h1>
+        {notFound ? <p>There is no work item with id <code>{id}</code>.</p> : <ApiError error={item.error} />}
+        <p>
+          <Link href="/items">All items</Link>
+        </p>
+      </>
+    );
+  }
+  if (!item.data) return <Loading what={`work item ${id}`} />;
+  const data = item.data;
+  const terminal = TERMINAL.has(data.stage);
+
+  return (
+    <>
+      <div className="page-head item-head">
+        <div>
+          <p className="crumbs">
+            <Link href="/items">Items</Link>
+            {around.data
+              ? [...around.data.ancestors].reverse().map((ancestor) => (
+                  <span key={ancestor.id}>
+                    {" / "}
+                    <Link href={itemHref(ancestor.id)}>{ancestor.id}</Link>
+                  </span>
+                ))
+              : null}{" "}
+            / <code>{data.id}</code>
+          </p>
+          <h1>{data.title}</h1>
+        </div>
+        <dl className="facts">
+          <div>
+            <dt>Stage</dt>
+            <dd><StageBadge stage={data.stage} /></dd>
+          </div>
+          <div>
+            <dt>Status</dt>
+            <dd data-testid="item-status">{data.status}</dd>
+          </div>
+          <div>
+            <dt>Priority</dt>
+            <dd data-testid="item-priority">{data.priority}</dd>
+          </div>
+          <div>
+            <dt>Previous worker</dt>
+            <dd>{data.previousWorkerId ?? "—"}</dd>
+          </div>
+          <div>
+            <dt>Created</dt>
+            <dd><Time iso={data.createdAt} /></dd>
+          </div>
+        </dl>
+      </div>
+
+      <StageReason item={data} around={around.data} attention={attention.data?.items} />
+      {data.description ? <p className="description">{data.description}</p> : <p className="muted">No description.</p>}
+
+      <Section title="Neighbourhood" id="neighbourhood">
+        <div className="neighbourhood">
+          {around.data ? <NeighbourhoodGraph item={data} around={around.data} /> : <Loading what="the graph" />}
+          <Relations item={data} around={around.data} />
+        </div>
+      </Section>
+
+      <div className="two-col">
+        <Section title="Lease history" id="lease-history">
+          {history.error ? <ApiError error={history.error} /> : null}
+          {history.data ? <LeaseTimeline leases={history.data} attention={attention.data?.items ?? []} /> : <Loading what="lease history" />}
+        </Section>
+        {!terminal ? (
+          <Section title="Operator actions" id="actions">
+            <PriorityForm item={data} />
+            <AddDependencyForm item={data} />
+            <CancelForm item={data} />
+          </Section>
+        ) : null}
+      </div>
+
+      <Section title="Attention requests" id="attention">
+        {attention.data ? <AttentionRequests attention={attention.data.items} /> : <Loading what="attention requests" />}
+      </Section>
+
+      <Section title="Notes" id="notes">
+        {!notes.data ? (
+          <Loading what="notes" />
+        ) : notes.data.items.length === 0 ? (
+          <Empty>No notes.</Empty>
+        ) : (
+          <ul className="plain cards" data-testid="notes">
+            {notes.data.items.map((note) => (
+              <li key={note.id} className="card">
+                <p className="muted small">
+                  <span className="worker">{note.workerId}</span> · epoch {note.epoch} · <Time iso={note.createdAt} />
+                </p>
+                <p className="note-content">{note.content}</p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+
+      <Section title="Event log" id="events">
+        {!events.data ? (
+          <Loading what="events" />
+        ) : events.data.items.length === 0 ? (
+          <Empty>No events.</Empty>
+        ) : (
+          <table className="table responsive events" data-testid="events">
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">Time</th>
+                <th scope="col">Event</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Epoch</th>
+                <th scope="col">Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {[...events.data.items].reverse().map((event) => (
+                <tr key={event.sequence}>
+                  <td data-label="#" className="num">{event.sequence}</td>
+                  <td data-label="Time"><Time iso={event.createdAt} /></td>
+                  <td data-label="Event"><code>{event.type}</code></td>
+                  <td data-label="Actor">{event.actor}</td>
+                  <td data-label="Epoch" className="num">{event.epoch ?? "—"}</td>
+                  <td data-label="Details" className="event-data"><code>{formatData(event.data)}</code></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {events.data?.nextCursor && events.data.items.length === 500 ? <p className="hint">Showing the first 500 events.</p> : null}
+      </Section>
+    </>
+  );
+}
+
+function formatData(data: Record<string, unknown>): string {
+  const entries = Object.entries(data ?? {});
+  if (entries.length === 0) return "";
+  return entries.map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`).join(", ");
+}
+

@@ -1,0 +1,70 @@
+"use client";
+
+import Link from "next/link";
+import { duration } from "./format";
+import type { ActiveLease, EndedLease } from "./types";
+import { Age, Countdown, OutcomeBadge, Time } from "./ui";
+
+const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
+
+/** Live leases, in the order given (soonest expiry first from leases.active). */
+export function LeaseTable({ leases, testId }: { leases: ActiveLease[]; testId: string }) {
+  return (
+    <table className="table responsive" data-testid={testId}>
+      <thead>
+        <tr>
+          <th scope="col">Worker</th>
+          <th scope="col">Item</th>
+          <th scope="col">Epoch</th>
+          <th scope="col">Time left</th>
+          <th scope="col">Last renewal</th>
+        </tr>
+      </thead>
+      <tbody>
+        {leases.map((lease) => (
+          <tr key={lease.id} data-lease-id={lease.id} data-item-id={lease.workItemId} className={lease.secondsLeft < 60 ? "row-warn" : undefined}>
+            <td data-label="Worker" className="worker">{lease.workerId}</td>
+            <td data-label="Item">
+              <span className="cell"><Link href={itemHref(lease.workItemId)}>{lease.workItemTitle}</Link> <code className="id">{lease.workItemId}</code></span>
+            </td>
+            <td data-label="Epoch" className="num epoch">{lease.epoch}</td>
+            <td data-label="Time left"><Countdown expiresAt={lease.expiresAt} /></td>
+            <td data-label="Last renewal">{lease.renewedAt ? <Age since={lease.renewedAt} /> : <span className="muted">not renewed</span>}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Ended leases, most recently ended first. */
+export function EndedLeaseTable({ leases, testId }: { leases: EndedLease[]; testId: string }) {
+  return (
+    <table className="table responsive" data-testid={testId}>
+      <thead>
+        <tr>
+          <th scope="col">Worker</th>
+          <th scope="col">Item</th>
+          <th scope="col">Epoch</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Held</th>
+          <th scope="col">Ended</th>
+        </tr>
+      </thead>
+      <tbody>
+        {leases.map((lease) => (
+          <tr key={lease.id} data-lease-id={lease.id} data-item-id={lease.workItemId}>
+            <td data-label="Worker" className="worker">{lease.workerId}</td>
+            <td data-label="Item">
+              <span className="cell"><Link href={itemHref(lease.workItemId)}>{lease.workItemTitle}</Link> <code className="id">{lease.workItemId}</code></span>
+            </td>
+            <td data-label="Epoch" className="num epoch">{lease.epoch}</td>
+            <td data-label="Outcome"><OutcomeBadge outcome={lease.outcome} /></td>
+            <td data-label="Held">{lease.endedAt ? duration(Date.parse(lease.endedAt) - Date.parse(lease.acquiredAt)) : "—"}</td>
+            <td data-label="Ended"><Time iso={lease.endedAt} /></td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,116 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { usePathname } from "next/navigation";
+import { useEffect, useState, type ReactNode } from "react";
+import { observeServerClock, useServerNow } from "./clock";
+import { CSRF_HEADER } from "./constants";
+import { clockTime } from "./format";
+import { useTRPC } from "./trpc";
+
+const NAV = [
+  { href: "/", label: "Overview" },
+  { href: "/items", label: "Items" },
+  { href: "/leases", label: "Leases" },
+  { href: "/attention", label: "Attention" },
+] as const;
+
+function isCurrent(pathname: string, href: string) {
+  return href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`);
+}
+
+/** dashboard.summary, shared by the header and the pages; feeds the database-clock offset. */
+export function useSummary() {
+  const trpc = useTRPC();
+  const query = useQuery(trpc.dashboard.summary.queryOptions());
+  const { data, dataUpdatedAt } = query;
+  useEffect(() => {
+    if (data) observeServerClock(data.now, dataUpdatedAt);
+  }, [data, dataUpdatedAt]);
+  return query;
+}
+
+function DatabaseStatus() {
+  const summary = useSummary();
+  const now = useServerNow();
+  const ok = summary.isSuccess && !summary.isError;
+  return (
+    <p className={`db-status ${ok ? "db-ok" : summary.isError ? "db-down" : ""}`} data-testid="db-status">
+      <span className="dot" aria-hidden="true" />
+      {summary.isError ? (
+        <span>database unreachable</span>
+      ) : (
+        <span>
+          database {ok ? "ok" : "…"} · server time{" "}
+          <time dateTime={now === null ? undefined : new Date(now).toISOString()}>{now === null || !ok ? "…" : clockTime(now)}</time>
+        </span>
+      )}
+    </p>
+  );
+}
+
+function LogoutButton() {
+  const [busy, setBusy] = useState(false);
+  return (
+    <button
+      type="button"
+      className="button-quiet"
+      disabled={busy}
+      onClick={async () => {
+        setBusy(true);
+        await fetch("/api/session", { method: "DELETE", headers: { [CSRF_HEADER]: "1" } }).catch(() => null);
+        window.location.assign("/login");
+      }}
+    >
+      Log out
+    </button>
+  );
+}
+
+export function Shell({ actor, role, children }: { actor: string; role: string; children: ReactNode }) {
+  const pathname = usePathname();
+  const summary = useSummary();
+  const open = summary.data?.openAttention;
+  return (
+    <>
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="topbar">
+        <div className="topbar-inner">
+          <Link href="/" className="brand">
+            Work Graph
+          </Link>
+          <nav aria-label="Main">
+            <ul>
+              {NAV.map(({ href, label }) => (
+                <li key={href}>
+                  <Link href={href} aria-current={isCurrent(pathname, href) ? "page" : undefined}>
+                    {label}
+                    {href === "/attention" && open !== undefined ? (
+                      <span className={`count ${open > 0 ? "count-alert" : ""}`} data-testid="attention-count">
+                        {open}
+                        <span className="visually-hidden"> open</span>
+                      </span>
+                    ) : null}
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          </nav>
+          <div className="topbar-end">
+            <DatabaseStatus />
+            <span className="who" title={`signed in as ${actor} (${role})`}>
+              {actor}
+            </span>
+            <LogoutButton />
+          </div>
+        </div>
+      </header>
+      <main id="main" className="page" tabIndex={-1}>
+        {children}
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,88 @@
+"use client";
+
+import type { ReactNode } from "react";
+import { useServerNow } from "./clock";
+import { clockTime, countdown, dateTime, duration, humanize } from "./format";
+import { describeError } from "./trpc";
+
+export function StageBadge({ stage }: { stage: string }) {
+  return (
+    <span className={`badge stage-${stage}`} data-stage={stage}>
+      {humanize(stage)}
+    </span>
+  );
+}
+
+export function OutcomeBadge({ outcome }: { outcome: string | null }) {
+  if (!outcome) return <span className="badge outcome-live" data-outcome="live">live</span>;
+  return (
+    <span className={`badge outcome-${outcome}`} data-outcome={outcome}>
+      {humanize(outcome)}
+    </span>
+  );
+}
+
+/** An absolute time (browser time zone), full ISO in the tooltip. */
+export function Time({ iso }: { iso: string | null }) {
+  if (!iso) return <span className="muted">—</span>;
+  return (
+    <time dateTime={iso} title={iso}>
+      {dateTime(iso)}
+    </time>
+  );
+}
+
+/** "4 min ago", ticking, from the database clock. */
+export function Age({ since, suffix = " ago" }: { since: string; suffix?: string }) {
+  const now = useServerNow();
+  return (
+    <time dateTime={since} title={since} className="age">
+      {now === null ? "…" : `${duration(now - Date.parse(since))}${suffix}`}
+    </time>
+  );
+}
+
+/** Live time left until `expiresAt`, corrected for the browser/database clock offset; marked under a minute. */
+export function Countdown({ expiresAt }: { expiresAt: string }) {
+  const now = useServerNow();
+  if (now === null) return <span className="countdown">…</span>;
+  const seconds = Math.max(0, (Date.parse(expiresAt) - now) / 1000);
+  const state = seconds <= 0 ? "expired" : seconds < 60 ? "soon" : "ok";
+  return (
+    <span className={`countdown countdown-${state}`} data-seconds-left={Math.floor(seconds)} title={`expires at ${clockTime(expiresAt)}`}>
+      {state === "expired" ? "expired" : countdown(seconds)}
+      {state === "soon" ? <span className="badge badge-warn">expires soon</span> : null}
+    </span>
+  );
+}
+
+/** A refused call, with its API reason (e.g. ITEM_LEASED) and message. */
+export function ApiError({ error }: { error: unknown }) {
+  if (!error) return null;
+  const { reason, message } = describeError(error);
+  return (
+    <p className="error" role="alert">
+      <strong className="reason">{reason}</strong> {message}
+    </p>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return <p className="muted" aria-busy="true">Loading {what}…</p>;
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+export function Section({ title, id, actions, children }: { title: string; id: string; actions?: ReactNode; children: ReactNode }) {
+  return (
+    <section className="panel" aria-labelledby={id}>
+      <div className="panel-head">
+        <h2 id={id}>{title}</h2>
+        {actions}
+      </div>
+      {children}
+    </section>
+  );
+}

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Browser } from "playwright-core";
+import { admin, baseURL, launchBrowser, newToken, operatorTokenOnce, run } from "./support";
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(() => browser?.close());
+
+describe("login", () => {
+  it("sends a visitor without a session to /login, refuses wrong and agent tokens clearly, and signs an operator in and out", async () => {
+    const context = await browser.newContext({ baseURL });
+    const page = await context.newPage();
+
+    // Every page needs a session.
+    for (const path of ["/", "/leases", "/attention", "/items", "/items/anything"]) {
+      await page.goto(path);
+      expect(new URL(page.url()).pathname, `${path} without a session`).toBe("/login");
+    }
+
+    const token = page.getByLabel("Token");
+    const signIn = page.getByRole("button", { name: "Sign in" });
+
+    await token.fill("wgo_this-is-not-a-real-token");
+    await signIn.click();
+    await expect.poll(() => page.locator("#login-error").textContent()).toMatch(/not valid/i);
+    expect(new URL(page.url()).pathname).toBe("/login");
+
+    await token.fill(await newToken("agent", `login-agent-${run}`));
+    await signIn.click();
+    await expect.poll(() => page.locator("#login-error").textContent()).toMatch(/agent token.*operator or admin/i);
+    expect(new URL(page.url()).pathname).toBe("/login");
+
+    await token.fill(await operatorTokenOnce());
+    await signIn.click();
+    await page.waitForURL((url) => url.pathname === "/");
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+    await page.getByTestId("db-status").getByText("database ok").waitFor();
+
+    // The session cookie: httpOnly, SameSite=Strict, whole site, not Secure over plain http.
+    const cookie = (await context.cookies()).find((c) => c.name === "wg_session");
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: "Strict", path: "/", secure: false });
+    expect(await page.evaluate(() => document.cookie)).not.toContain("wg_session");
+
+    // A cookie-authenticated mutation without the dashboard's CSRF header is refused (as a cross-site form post would be).
+    const forged = await context.request.post("/api/trpc/workItems.create", { data: { title: "forged" } });
+    expect(forged.status()).toBe(401);
+    expect((await forged.json()).error.data.reason).toBe("UNAUTHENTICATED");
+    const allowed = await context.request.get(`/api/trpc/dashboard.summary`, { headers: { "x-work-graph-csrf": "1" } });
+    expect(allowed.ok()).toBe(true);
+
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.waitForURL((url) => url.pathname === "/login");
+    expect((await context.cookies()).find((c) => c.name === "wg_session")).toBeUndefined();
+    await page.goto("/attention");
+    expect(new URL(page.url()).pathname).toBe("/login");
+    await context.close();
+  });
+
+  it("an admin token signs in too; a revoked token is sent back to /login", async () => {
+    const context = await browser.newContext({ baseURL });
+    const page = await context.newPage();
+    const { id, token } = await admin.tokens.create.mutate({ role: "admin", label: `login-admin-${run}` });
+    await page.goto("/login");
+    await page.getByLabel("Token").fill(token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL((url) => url.pathname === "/");
+    await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
+
+    await admin.tokens.revoke.mutate({ id });
+    // The open page notices on its next poll; a new navigation is refused by the server.
+    await page.waitForURL((url) => url.pathname === "/login", { timeout: 5_000 });
+    await page.goto("/leases");
+    expect(new URL(page.url()).pathname).toBe("/login");
+    await context.close();
+  });
+});
