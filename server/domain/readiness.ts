@@ -64,8 +64,9 @@ export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: stri
 /**
  * CTEs for "the item in CTE `done(id, parent_id, at)` has just become released or cancelled":
  * each dependent has one open blocker less and the parent one open child less. Yields CTE
- * `unblocked(id)`, the dependents; if any of them has children, follow up with
- * shiftBelowUnblocked in a later statement (a row may be updated only once per statement).
+ * `unblocked(id)`, the dependents. Always follow up with shiftBelowUnblocked in a later statement
+ * (a row may be updated only once per statement, and this one's snapshot may predate a subtree
+ * moved or created under a dependent whose row lock it had to wait for).
  */
 export const PROPAGATE_TERMINATION = Prisma.sql`
   unblocked AS (
@@ -77,9 +78,6 @@ export const PROPAGATE_TERMINATION = Prisma.sql`
     UPDATE work_items p SET open_child_count = p.open_child_count - 1, updated_at = done.at
       FROM done WHERE p.id = done.parent_id
   )`;
-
-/** Whether any dependent in CTE `unblocked` has children (then shiftBelowUnblocked must run). */
-export const UNBLOCKED_HAVE_CHILDREN = Prisma.sql`EXISTS (SELECT 1 FROM work_items c JOIN unblocked u ON c.parent_id = u.id)`;
 
 /** The subtrees under `itemId`'s dependents inherit one open blocker less per path. */
 export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void> {
@@ -96,11 +94,13 @@ export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void>
 
 /** `itemId` has just become released or cancelled: propagate it (takes effect at commit). */
 export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
-  const [row] = await tx.$queryRaw<{ below: boolean }[]>`
+  await tx.$executeRaw`
     WITH done AS (SELECT ${itemId}::text AS id, ${parentId}::text AS parent_id, clock_timestamp() AS at),
     ${PROPAGATE_TERMINATION}
-    SELECT ${UNBLOCKED_HAVE_CHILDREN} AS below`;
-  if (row?.below) await shiftBelowUnblocked(tx, itemId);
+    SELECT 1`;
+  // Always, in a statement of its own: had the one above waited for a dependent's row (a concurrent
+  // move or new child under it), its snapshot would not show that dependent's subtree as it now is.
+  await shiftBelowUnblocked(tx, itemId);
 }
 
 /**

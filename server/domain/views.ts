@@ -132,6 +132,17 @@ export function toNote(row: Omit<Note, "createdAt"> & { createdAt: Date }): Note
 export const EVENT_COLUMNS = Prisma.sql`e.sequence, e.work_item_id AS "workItemId", e.type, e.actor, e.lease_id::text AS "leaseId",
     e.epoch, e.data, e.created_at AS "createdAt"`;
 
+/** A timestamptz that jsonb_build_object wrote into event data ("2026-01-02T03:04:05.123456+00:00"). */
+const JSON_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** Event data leaves with its timestamps in the API's one format, like every other time. */
+function isoTimestamps(value: unknown): unknown {
+  if (typeof value === "string") return JSON_TIMESTAMP.test(value) ? isoRequired(value) : value;
+  if (Array.isArray(value)) return value.map(isoTimestamps);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, isoTimestamps(v)]));
+  return value;
+}
+
 export function toEvent(row: Omit<WorkGraphEvent, "sequence" | "createdAt"> & { sequence: bigint | number; createdAt: Date }): WorkGraphEvent {
-  return { ...row, sequence: Number(row.sequence), createdAt: isoRequired(row.createdAt) };
+  return { ...row, data: isoTimestamps(row.data) as WorkGraphEvent["data"], sequence: Number(row.sequence), createdAt: isoRequired(row.createdAt) };
 }

@@ -1,7 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
-import { PROPAGATE_TERMINATION, shiftBelowUnblocked, UNBLOCKED_HAVE_CHILDREN } from "../domain/readiness";
+import { PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
 import { terminateSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
@@ -30,7 +30,12 @@ export interface CancelInput {
 export async function release(db: Db, caller: Caller, input: ReleaseInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
     const data = JSON.stringify({ evidence: input.evidence, links: input.links ?? [] });
-    const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; below: boolean }[]>`
+    // Take the item's row lock in its own statement first. A statement reads every other table as
+    // of its start: had the fused statement below waited for the row (a new dependency on this
+    // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
+    // dependent and its subtree blocked by a released item for good.
+    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
+    const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
       l AS (
         UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'released'
@@ -52,11 +57,12 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
                jsonb_build_object('from', 'open', 'to', 'released') || ${data}::jsonb FROM l
       )
       SELECT (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x) AS lease,
-             (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem",
-             ${UNBLOCKED_HAVE_CHILDREN} AS below
+             (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem"
         FROM l`;
     if (!row) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
-    if (row.below) await shiftBelowUnblocked(tx, row.lease.workItemId);
+    // Always, in its own statement: if the statement above waited for a dependent's row (a move or
+    // a new child under it), its snapshot does not show the subtree that dependent has now.
+    await shiftBelowUnblocked(tx, row.lease.workItemId);
     return { lease: toLease(row.lease), workItem: toWorkItem(row.workItem) };
   });
 }

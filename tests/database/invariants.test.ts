@@ -66,6 +66,24 @@ describe("database invariants", () => {
     expect(await fails(`UPDATE leases SET epoch = 5 WHERE id = '00000000-0000-4000-8000-00000000000c'`)).toMatch(/immutable/);
   });
 
+  it("a live lease ends exactly once; then it is frozen, and it can never be un-ended", async () => {
+    // Allowed: renewal of a live lease, then live → ended.
+    await sql.query(`UPDATE leases SET expires_at = expires_at + interval '1 minute', renewed_at = now()
+      WHERE id = '00000000-0000-4000-8000-00000000000c'`);
+    await sql.query(`UPDATE leases SET ended_at = now(), outcome = 'cancelled' WHERE id = '00000000-0000-4000-8000-00000000000c'`);
+    expect(await fails(`UPDATE leases SET ended_at = NULL, outcome = NULL WHERE id = '00000000-0000-4000-8000-00000000000c'`)).toMatch(/immutable/);
+    expect(await fails(`UPDATE leases SET outcome = 'released' WHERE id = '00000000-0000-4000-8000-00000000000c'`)).toMatch(/immutable/);
+    expect(await fails(`UPDATE leases SET ended_at = ended_at + interval '1 second' WHERE id = '00000000-0000-4000-8000-00000000000c'`)).toMatch(/immutable/);
+    // Even a no-op rewrite of an ended row is refused.
+    expect(await fails(`UPDATE leases SET outcome = outcome WHERE id = '00000000-0000-4000-8000-00000000000c'`)).toMatch(/immutable/);
+    // Identity columns of a live lease never change either.
+    for (const change of [
+      "id = gen_random_uuid()", "work_item_id = 'inv-b'", "acquired_at = acquired_at - interval '1 hour'",
+    ]) {
+      expect(await fails(`UPDATE leases SET ${change} WHERE id = '00000000-0000-4000-8000-00000000000b'`)).toMatch(/immutable/);
+    }
+  });
+
   it("leases, events, notes and attention requests are never deleted or truncated", async () => {
     expect(await fails(`DELETE FROM leases WHERE id = '00000000-0000-4000-8000-00000000000a'`)).toMatch(/immutable/);
     expect(await fails(`DELETE FROM events`)).toMatch(/immutable/);
@@ -98,12 +116,20 @@ describe("database invariants", () => {
   });
 
   it("ids, statuses, kinds, counters and token roles are checked", async () => {
-    expect(await fails(`INSERT INTO work_items (id, title) VALUES ('Not Valid', 't')`)).toMatch(/work_items_id_format/);
+    for (const id of ["Not Valid", "UPPER", ".leading-dot", "-leading-dash", "", "a".repeat(101), "sp ace", "slash/y"]) {
+      expect(await fails(`INSERT INTO work_items (id, title) VALUES ('${id}', 't')`)).toMatch(/work_items_id_format/);
+    }
+    await sql.query(`INSERT INTO work_items (id, title) VALUES ('${"a".repeat(100)}', 'longest'), ('0.a_b-c', 'punctuated')`);
     expect(await fails(`UPDATE work_items SET status = 'done' WHERE id = 'inv-b'`)).toMatch(/work_items_status_check/);
     expect(await fails(`UPDATE work_items SET open_child_count = -1 WHERE id = 'inv-b'`)).toMatch(/work_items_counters_non_negative/);
     expect(await fails(`INSERT INTO attention_requests (work_item_id, lease_id, worker_id, kind, question)
       VALUES ('inv-b', '00000000-0000-4000-8000-00000000000c', 'w2', 'gossip', 'q')`)).toMatch(/attention_requests_kind_check/);
     expect(await fails(`INSERT INTO api_tokens (token_hash, role) VALUES ('h1', 'agent')`)).toMatch(/api_tokens_agent_has_worker/);
     expect(await fails(`INSERT INTO api_tokens (token_hash, role, worker_id) VALUES ('h2', 'operator', 'w1')`)).toMatch(/api_tokens_agent_has_worker/);
+    expect(await fails(`INSERT INTO api_tokens (token_hash, role, worker_id) VALUES ('h3', 'admin', 'w1')`)).toMatch(/api_tokens_agent_has_worker/);
+    expect(await fails(`INSERT INTO api_tokens (token_hash, role) VALUES ('h4', 'superuser')`)).toMatch(/api_tokens_role_check/);
+    await sql.query(`INSERT INTO api_tokens (token_hash, role, worker_id) VALUES ('h5', 'agent', 'w1')`);
+    expect(await fails(`UPDATE api_tokens SET worker_id = NULL WHERE token_hash = 'h5'`)).toMatch(/api_tokens_agent_has_worker/);
+    expect(await fails(`UPDATE api_tokens SET role = 'operator' WHERE token_hash = 'h5'`)).toMatch(/api_tokens_agent_has_worker/);
   });
 });

@@ -1,76 +1,164 @@
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listEvents } from "../../server/queries/events";
+import type { WorkGraphEvent } from "../../server/domain/types";
 import { actors } from "../support/fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { pause } from "./support";
 
 let database: TestDatabase;
+let sql: pg.Client;
+let world: Awaited<ReturnType<typeof actors>>;
 beforeAll(async () => {
   database = await createTestDatabase();
+  sql = await database.connect();
+  world = await actors(database);
+  await world.operator.workItems.create({ id: "gap-item", title: "Gap" });
 });
 afterAll(() => database.close());
 
-const insertEvent = (workItemId: string, type: string) =>
-  `INSERT INTO events (work_item_id, type, actor) VALUES ('${workItemId}', '${type}', 'test') RETURNING sequence`;
+/** Inserts one event on `client` (inside whatever transaction it has open) and returns its sequence. */
+async function insertEvent(client: pg.Client, type: string): Promise<number> {
+  const { rows } = await client.query<{ sequence: string }>(
+    "INSERT INTO events (work_item_id, type, actor) VALUES ('gap-item', $1, 'test') RETURNING sequence",
+    [type],
+  );
+  return Number(rows[0]!.sequence);
+}
+
+const latestSequence = async () => Number((await sql.query("SELECT coalesce(max(sequence), 0) AS s FROM events")).rows[0].s);
+const sequences = (events: WorkGraphEvent[]) => events.map((event) => event.sequence);
 
 describe("events.list", () => {
-  it("pages by after / nextCursor", async () => {
-    const { operator } = await actors(database);
-    for (let i = 0; i < 5; i++) await operator.workItems.create({ id: `paged-${i}`, title: `Paged ${i}` });
-    const first = await operator.events.list({ limit: 2 });
-    expect(first.items).toHaveLength(2);
-    const second = await operator.events.list({ after: Number(first.nextCursor), limit: 2 });
-    expect(second.items[0]!.sequence).toBe(first.items[1]!.sequence + 1);
+  it("pages by after / nextCursor: every event once, in sequence order", async () => {
+    const { operator } = world;
+    for (let i = 0; i < 7; i++) await operator.workItems.create({ id: `paged-${i}`, title: `Paged ${i}`, priority: i });
     const all = await operator.events.list({ limit: 500 });
-    expect(all.items.map((e) => e.sequence)).toEqual([...all.items.map((e) => e.sequence)].sort((a, b) => a - b));
-    const filtered = await operator.events.list({ workItemId: "paged-3" });
-    expect(filtered.items.map((e) => e.type)).toEqual(["work_item.created"]);
+    expect(sequences(all.items)).toEqual([...sequences(all.items)].sort((a, b) => a - b));
+    expect(all.nextCursor).toBe(String(all.items.at(-1)!.sequence));
+
+    const walked: number[] = [];
+    let after: number | undefined;
+    for (let page = 0; page < 100; page++) {
+      const { items, nextCursor } = await operator.events.list({ after, limit: 2 });
+      if (items.length === 0) {
+        expect(nextCursor).toBeNull();
+        break;
+      }
+      expect(items.length).toBeLessThanOrEqual(2);
+      walked.push(...sequences(items));
+      after = Number(nextCursor);
+    }
+    expect(walked).toEqual(sequences(all.items));
+    expect(new Set(walked).size).toBe(walked.length);
+
+    // Filtered by item, paged the same way.
+    const first = await operator.events.list({ workItemId: "paged-3", limit: 1 });
+    expect(first.items.map((e) => [e.workItemId, e.type])).toEqual([["paged-3", "work_item.created"]]);
+    const rest = await operator.events.list({ workItemId: "paged-3", after: Number(first.nextCursor), limit: 10 });
+    expect(rest).toEqual({ items: [], nextCursor: null });
+    expect(await operator.events.list({ after: 1_000_000_000 })).toEqual({ items: [], nextCursor: null });
   });
 
-  it("never skips an event committed after a higher sequence number was already visible", async () => {
-    const { operator } = await actors(database);
-    await operator.workItems.create({ id: "gap-item", title: "Gap" });
-    const { items } = await operator.events.list({ limit: 500 });
-    const cursor = items.at(-1)!.sequence;
+  it("holds back n+1 while n's transaction is open, then returns n before n+1", async () => {
+    const { operator } = world;
+    const cursor = await latestSequence();
+    const committedBefore = await insertEvent(sql, "test.before");
 
     const t1 = await database.connect();
     const t2 = await database.connect();
     await t1.query("BEGIN");
-    await t1.query("UPDATE work_items SET title = title WHERE id = 'gap-item'");
-    const n = Number((await t1.query(insertEvent("gap-item", "test.first"))).rows[0].sequence);
+    const n = await insertEvent(t1, "test.first");
     await t2.query("BEGIN");
-    const m = Number((await t2.query(insertEvent("gap-item", "test.second"))).rows[0].sequence);
+    const m = await insertEvent(t2, "test.second");
     await t2.query("COMMIT");
     expect(m).toBe(n + 1);
 
-    // T1 is still open: a reader must not hand out n+1 while n may still commit.
-    const whileOpen = listEvents(database.db, { after: cursor, limit: 100 });
-    const committed = new Promise((resolve) => setTimeout(resolve, 300)).then(() => t1.query("COMMIT"));
-    const page = await whileOpen;
-    await committed;
-    const seen = page.items.map((event) => event.sequence);
-    if (seen.includes(m)) expect(seen).toContain(n);
-    const next = await listEvents(database.db, { after: page.items.at(-1)?.sequence ?? cursor, limit: 100 });
-    const all = [...seen, ...next.items.map((event) => event.sequence)];
-    expect(all).toContain(n);
-    expect(all).toContain(m);
-    expect(all.indexOf(n)).toBeLessThan(all.indexOf(m));
-  });
+    // T1 is still open: n+1 is visible in the table, but a reader must not hand it out.
+    const started = performance.now();
+    const whileOpen = await operator.events.list({ after: cursor, limit: 100 });
+    const waited = performance.now() - started;
+    expect(sequences(whileOpen.items)).toEqual([committedBefore]);
+    expect(waited).toBeLessThan(10_000); // it may wait briefly for T1, never forever
 
-  it("a tailer that reads while the lower transaction is still open gets nothing past the hole", async () => {
+    await t1.query("COMMIT");
+    const next = await operator.events.list({ after: Number(whileOpen.nextCursor), limit: 100 });
+    expect(next.items.map((e) => [e.sequence, e.type])).toEqual([[n, "test.first"], [m, "test.second"]]);
+    // The filtered reader follows the same rule.
+    const filtered = await operator.events.list({ workItemId: "gap-item", after: cursor, limit: 100 });
+    expect(sequences(filtered.items)).toEqual([committedBefore, n, m]);
+  }, 20_000);
+
+  it("a reader that catches n in flight either stops before n or, once it commits, returns n then n+1", async () => {
+    const { operator } = world;
+    const cursor = await latestSequence();
     const t1 = await database.connect();
     const t2 = await database.connect();
-    const { operator } = await actors(database);
-    const before = (await operator.events.list({ limit: 500 })).items.at(-1)!.sequence;
     await t1.query("BEGIN");
-    await t1.query("UPDATE work_items SET title = title WHERE id = 'gap-item'");
-    const n = Number((await t1.query(insertEvent("gap-item", "test.held"))).rows[0].sequence);
-    await t2.query(insertEvent("gap-item", "test.after"));
-    // The reader waits up to ~2 s for T1; T1 stays open longer, so it must stop before n.
-    const page = await listEvents(database.db, { after: before, limit: 100 });
-    expect(page.items.every((event) => event.sequence < n)).toBe(true);
-    await t1.query("ROLLBACK");
-    // The rolled-back hole does not stall the reader.
-    const after = await listEvents(database.db, { after: before, limit: 100 });
-    expect(after.items.map((event) => event.type)).toEqual(["test.after"]);
+    const n = await insertEvent(t1, "test.slow");
+    const m = await insertEvent(t2, "test.fast"); // autocommit
+    const reading = operator.events.list({ after: cursor, limit: 100 });
+    await pause(300);
+    await t1.query("COMMIT");
+    const page = await reading;
+    const seen = sequences(page.items);
+    expect(seen.length === 0 || seen[0] === n).toBe(true);
+    if (seen.includes(m)) expect(seen.slice(0, 2)).toEqual([n, m]);
+    const next = await operator.events.list({ after: page.items.length > 0 ? Number(page.nextCursor) : cursor, limit: 100 });
+    expect([...seen, ...sequences(next.items)]).toEqual([n, m]);
   }, 20_000);
+
+  it("a rolled-back transaction's hole does not stall the reader", async () => {
+    const { operator } = world;
+    const cursor = await latestSequence();
+    const t1 = await database.connect();
+    await t1.query("BEGIN");
+    const n = await insertEvent(t1, "test.doomed");
+    const m = await insertEvent(sql, "test.survivor");
+    expect(m).toBe(n + 1);
+    const reading = operator.events.list({ after: cursor, limit: 100 });
+    await pause(300);
+    await t1.query("ROLLBACK");
+    const page = await reading;
+    const seen = sequences(page.items);
+    expect(seen.every((sequence) => sequence === m)).toBe(true);
+
+    // From here on, every reader goes straight past the hole.
+    for (const input of [{ after: cursor }, { after: cursor, workItemId: "gap-item" }]) {
+      const started = performance.now();
+      const after = await operator.events.list({ ...input, limit: 100 });
+      expect(after.items.map((e) => [e.sequence, e.type])).toEqual([[m, "test.survivor"]]);
+      expect(performance.now() - started).toBeLessThan(1_500);
+    }
+  }, 20_000);
+
+  it("a tailer polling during concurrent writes sees every committed event exactly once, in order", async () => {
+    const { operator, agent } = world;
+    const start = await latestSequence();
+    let writing = true;
+    const seen: number[] = [];
+    const tail = (async () => {
+      let after = start;
+      for (;;) {
+        const done = !writing;
+        const { items, nextCursor } = await operator.events.list({ after, limit: 50 });
+        seen.push(...sequences(items));
+        if (nextCursor) after = Number(nextCursor);
+        if (done && items.length === 0) return;
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, w) => {
+        const api = await agent(`tail-writer-${w}`);
+        for (let i = 0; i < 15; i++) {
+          await api.workItems.create({ id: `tail-${w}-${i}`, title: "tail", priority: -100 });
+          const claimed = await api.leases.claim({ workItemId: `tail-${w}-${i}`, durationSeconds: 60 });
+          await api.leases.release({ leaseId: claimed!.lease.id, epoch: 1, evidence: "ok" });
+        }
+      }),
+    );
+    writing = false;
+    await tail;
+    const { rows } = await sql.query<{ sequence: string }>("SELECT sequence FROM events WHERE sequence > $1 ORDER BY sequence", [start]);
+    expect(seen).toEqual(rows.map((row) => Number(row.sequence)));
+  }, 30_000);
 });

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Lease } from "../../server/domain/types";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -143,7 +144,7 @@ describe("fencing", () => {
     const a = await agent("racer-a");
     const b = await agent("racer-b");
     const ids = Array.from({ length: 25 }, (_, round) => `race-${round}`);
-    const leases = [];
+    const leases: Lease[] = [];
     for (const id of ids) {
       await operator.workItems.create({ id, title: id });
       leases.push((await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease);

@@ -1,59 +1,108 @@
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb } from "../../server/db";
+import type { Lease } from "../../server/domain/types";
 import { startExpirySweeper } from "../../server/operations/sweep";
-import { actors } from "../support/fixtures";
+import { actors, insertReadyItems, waitUntilDatabaseTime } from "../support/fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { pause } from "./support";
 
 let database: TestDatabase;
+let sql: pg.Client;
 beforeAll(async () => {
   database = await createTestDatabase();
+  sql = await database.connect();
 });
 afterAll(() => database.close());
 
-describe("expiry sweep", () => {
-  it("ends expired leases nobody reclaims within 5 s; two app instances end each exactly once", async () => {
-    const { operator, agent } = await actors(database);
-    const a = await agent("sleepy");
-    const ids = Array.from({ length: 30 }, (_, i) => `sweep-${i}`);
-    for (const id of ids) await operator.workItems.create({ id, title: id });
-    const leases = [];
-    for (const id of ids) leases.push((await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease);
+/** Leases every item `${prefix}-…` for 1 s, in parallel (so they all expire within a moment of each other). */
+async function leaseAllBriefly(prefix: string, count: number, workers: number) {
+  await insertReadyItems(sql, prefix, count);
+  const { agent } = await actors(database);
+  const apis = await Promise.all(Array.from({ length: workers }, (_, w) => agent(`${prefix}-sleeper-${w}`)));
+  const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(5, "0")}`);
+  const leases: Lease[] = await Promise.all(
+    ids.map(async (id, i) => (await apis[i % workers]!.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease),
+  );
+  return { ids, leases };
+}
 
+const expiredEvents = async (prefix: string) =>
+  (await sql.query<{ lease_id: string; n: number; late: boolean }>(
+    `SELECT e.lease_id, count(*)::int AS n, bool_or(e.created_at > l.expires_at + interval '5 seconds') AS late
+       FROM events e JOIN leases l ON l.id = e.lease_id
+      WHERE e.type = 'lease.ended' AND e.work_item_id LIKE $1 GROUP BY e.lease_id`,
+    [`${prefix}-%`],
+  )).rows;
+
+describe("expiry sweep", () => {
+  it("two app instances' sweepers end 150 leases expiring at once within 5 s, each exactly once", async () => {
+    const { ids, leases } = await leaseAllBriefly("sweep", 150, 10);
     const secondInstance = createDb(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
-    const sweepers = [
-      startExpirySweeper(database.db, 100, (error) => errors.push(error)),
-      startExpirySweeper(secondInstance, 100, (error) => errors.push(error)),
-    ];
+    // The production default interval (WORK_GRAPH_SWEEP_INTERVAL_MS = 1000), two instances.
+    const sweepers = [startExpirySweeper(database.db, 1_000, (error) => errors.push(error))];
+    await pause(300);
+    sweepers.push(startExpirySweeper(secondInstance, 1_000, (error) => errors.push(error)));
     try {
-      const client = await database.connect();
-      const deadline = Date.parse(leases.at(-1)!.expiresAt) + 5_000;
+      const lastExpiry = leases.map((lease) => lease.expiresAt).sort().at(-1)!;
+      await waitUntilDatabaseTime(sql, lastExpiry);
       let ended = 0;
-      while (Date.now() < deadline + 2_000) {
-        const { rows } = await client.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM leases WHERE worker_id = 'sleepy' AND outcome = 'expired'",
-        );
-        ended = rows[0]!.n;
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await pause(50)) {
+        ended = (await sql.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM leases WHERE work_item_id LIKE 'sweep-%' AND outcome IS NOT NULL",
+        )).rows[0]!.n;
         if (ended === ids.length) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(ended).toBe(ids.length);
-      const { rows: late } = await client.query<{ n: number }>(
-        "SELECT count(*)::int AS n FROM events e JOIN leases l ON l.id = e.lease_id WHERE e.type = 'lease.ended' AND l.worker_id = 'sleepy' AND e.created_at > l.expires_at + interval '5 seconds'",
-      );
-      expect(late[0]!.n).toBe(0);
-      const { rows: events } = await client.query<{ lease_id: string; n: number }>(
-        "SELECT lease_id, count(*)::int AS n FROM events WHERE type = 'lease.ended' AND work_item_id LIKE 'sweep-%' GROUP BY lease_id",
-      );
-      expect(events).toHaveLength(ids.length);
-      expect(events.every((row) => row.n === 1)).toBe(true);
-      const history = await operator.leases.history({ workItemId: "sweep-0" });
-      expect(history[0]!.endedAt).toBe(history[0]!.expiresAt);
-      expect((await operator.workItems.get({ id: "sweep-0" })).stage).toBe("ready");
-      expect(errors).toEqual([]);
+      // Give the sweepers another round each to (wrongly) end anything twice.
+      await pause(1_200);
     } finally {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
       await secondInstance.$disconnect();
     }
-  });
+    expect(errors).toEqual([]);
+    const events = await expiredEvents("sweep");
+    expect(events).toHaveLength(ids.length);
+    expect(events.filter((row) => row.n !== 1)).toEqual([]);
+    expect(events.filter((row) => row.late)).toEqual([]);
+    const { rows } = await sql.query(`
+      SELECT count(*) FILTER (WHERE l.outcome = 'expired' AND l.ended_at = l.expires_at)::int AS expired_at_expiry,
+             count(*) FILTER (WHERE w.current_lease_id IS NULL AND w.lease_expires_at IS NULL AND w.previous_worker_id = l.worker_id)::int AS cleared
+        FROM leases l JOIN work_items w ON w.id = l.work_item_id WHERE l.work_item_id LIKE 'sweep-%'`);
+    expect(rows[0]).toEqual({ expired_at_expiry: ids.length, cleared: ids.length });
+    const { operator } = await actors(database);
+    const history = await operator.leases.history({ workItemId: ids[0]! });
+    expect(history).toEqual([{ ...leases[0]!, endedAt: leases[0]!.expiresAt, outcome: "expired" }]);
+    expect((await operator.workItems.get({ id: ids[0]! })).stage).toBe("ready");
+  }, 30_000);
+
+  it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async () => {
+    const { ids, leases } = await leaseAllBriefly("contest", 60, 6);
+    await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+    const secondInstance = createDb(database.url, { poolSize: 3 });
+    const errors: unknown[] = [];
+    const sweepers = [
+      startExpirySweeper(database.db, 5, (error) => errors.push(error)),
+      startExpirySweeper(secondInstance, 5, (error) => errors.push(error)),
+    ];
+    const { agent } = await actors(database);
+    try {
+      const rescuers = await Promise.all(Array.from({ length: 6 }, (_, w) => agent(`contest-rescuer-${w}`)));
+      await Promise.all(ids.map((id, i) => rescuers[i % 6]!.leases.claim({ workItemId: id, durationSeconds: 600 })));
+    } finally {
+      await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
+      await secondInstance.$disconnect();
+    }
+    expect(errors).toEqual([]);
+    const events = await expiredEvents("contest");
+    expect(events).toHaveLength(ids.length);
+    expect(events.filter((row) => row.n !== 1)).toEqual([]);
+    const { rows } = await sql.query(`
+      SELECT string_agg(l.outcome || '@' || l.epoch, ',' ORDER BY l.epoch) AS history, count(*)::int AS n
+        FROM leases l WHERE l.work_item_id LIKE 'contest-%' GROUP BY l.work_item_id`);
+    expect(rows).toHaveLength(ids.length);
+    // string_agg skips the NULL outcome of the live epoch-2 lease.
+    expect(rows.every((row) => row.n === 2 && row.history === "expired@1")).toBe(true);
+  }, 30_000);
 });
