@@ -1,6 +1,7 @@
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
 import { appendEvents } from "./events";
+import { endExpiredLeases } from "./expiry";
 import { onItemTerminated } from "./readiness";
 
 interface SubtreeItem {
@@ -44,6 +45,8 @@ export async function terminateSubtree(
       leaseId: leased.leaseId,
     });
   }
+  // Descendants whose lease ran out are recorded as expired before they are cancelled.
+  await endExpiredLeases(tx, descendants.filter((item) => item.leaseId !== null).map((item) => item.id));
   const items = [...descendants.sort((a, b) => b.depth - a.depth), { ...root, depth: 0 }];
   for (const item of items) {
     await tx.$executeRaw`UPDATE work_items SET status = ${status}, updated_at = clock_timestamp() WHERE id = ${item.id}`;

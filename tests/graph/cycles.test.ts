@@ -143,7 +143,7 @@ describe("DEPENDENCY_CYCLE", () => {
     const w1 = await actors.agent("cyc-worker");
     await operator.workItems.create({ id: "dp", title: "Parent to decompose", priority: 1000 });
     await operator.workItems.create({ id: "dx", title: "Waits for the parent", dependsOn: ["dp"] });
-    const claimed = await w1.leases.claim({ workItemId: "dp" });
+    const claimed = (await w1.leases.claim({ workItemId: "dp" }))!;
     const lease = { leaseId: claimed.lease.id, epoch: claimed.lease.epoch };
     // Siblings depending on each other.
     await expectCycle(() => w1.leases.decompose({ ...lease, children: [

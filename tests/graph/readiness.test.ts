@@ -163,7 +163,7 @@ describe("readiness rules", () => {
     await operator.workItems.create({ id: "b", title: "B", priority: 4 });
     await operator.workItems.create({ id: "x", title: "X" });
     const a = await claimNext(w1, "a");
-    const b = await claimNext(w1, "b", 1);
+    const b = await claimNext(w1, "b");
 
     const addedA = await operator.workItems.addDependency({ workItemId: "a", dependsOnId: "x" });
     expect(addedA.stage).toBe("leased");
@@ -176,8 +176,9 @@ describe("readiness rules", () => {
     const released = await w1.leases.release({ leaseId: a.lease.id, epoch: 1, evidence: "finished before the blocker" });
     expect(released.workItem.stage).toBe("released");
 
-    // b's lease runs out: the new dependency now holds it back.
-    await waitForDatabaseTime(client, b.lease.expiresAt);
+    // b's lease runs out (its worker shortens it to 1 s and stops): the new dependency now holds it back.
+    const shortened = await w1.leases.renew({ leaseId: b.lease.id, epoch: 1, durationSeconds: 1 });
+    await waitForDatabaseTime(client, shortened.expiresAt);
     await expectStages(actors, { a: "released", b: "blocked", x: "ready" }, ["x"]);
     await claimAndRelease(w1, "x");
     await expectStages(actors, { b: "ready" }, ["b"]);

@@ -110,14 +110,17 @@ export async function claimNext(agent: Api, expectedId: string, durationSeconds 
 
 /** Named claim + release: the item must be ready. */
 export async function claimAndRelease(agent: Api, id: string) {
-  const claimed = await agent.leases.claim({ workItemId: id, durationSeconds: 600 });
+  const claimed = (await agent.leases.claim({ workItemId: id, durationSeconds: 600 }))!;
   return agent.leases.release({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: `finished ${id}` });
 }
 
-/** Waits until the database clock has passed `iso`. */
+/**
+ * Waits until the database clock has passed `iso` (API times are milliseconds; the database keeps
+ * microseconds, so wait a few milliseconds more to be past the stored instant too).
+ */
 export async function waitForDatabaseTime(client: pg.Client, iso: string): Promise<void> {
   for (;;) {
-    const { rows } = await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz AS passed", [iso]);
+    const { rows } = await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz + interval '5 milliseconds' AS passed", [iso]);
     if (rows[0]!.passed) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
