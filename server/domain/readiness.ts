@@ -64,7 +64,7 @@ export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: stri
 /**
  * CTEs for "the item in CTE `done(id, parent_id, at)` has just become released or cancelled":
  * each dependent has one open blocker less and the parent one open child less. Yields CTE
- * `unblocked(id)`, the dependents. Always follow up with shiftBelowUnblocked in a later statement
+ * `unblocked(id)`, the dependents. When there are any, follow up with shiftBelowUnblocked in a later statement
  * (a row may be updated only once per statement, and this one's snapshot may predate a subtree
  * moved or created under a dependent whose row lock it had to wait for).
  */
@@ -78,6 +78,13 @@ export const PROPAGATE_TERMINATION = Prisma.sql`
     UPDATE work_items p SET open_child_count = p.open_child_count - 1, updated_at = done.at
       FROM done WHERE p.id = done.parent_id
   )`;
+
+/**
+ * Whether CTE `unblocked` is not empty. The terminated item was row-locked by an earlier
+ * statement, so no dependency on it can appear after this snapshot: with no dependents there
+ * is no subtree to shift.
+ */
+export const HAS_UNBLOCKED = Prisma.sql`EXISTS (SELECT 1 FROM unblocked)`;
 
 /** The subtrees under `itemId`'s dependents inherit one open blocker less per path. */
 export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void> {
@@ -94,13 +101,13 @@ export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void>
 
 /** `itemId` has just become released or cancelled: propagate it (takes effect at commit). */
 export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
-  await tx.$executeRaw`
+  const [row] = await tx.$queryRaw<{ dependents: boolean }[]>`
     WITH done AS (SELECT ${itemId}::text AS id, ${parentId}::text AS parent_id, clock_timestamp() AS at),
     ${PROPAGATE_TERMINATION}
-    SELECT 1`;
+    SELECT ${HAS_UNBLOCKED} AS dependents`;
   // Always, in a statement of its own: had the one above waited for a dependent's row (a concurrent
   // move or new child under it), its snapshot would not show that dependent's subtree as it now is.
-  await shiftBelowUnblocked(tx, itemId);
+  if (row?.dependents) await shiftBelowUnblocked(tx, itemId);
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
-import { PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
+import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
 import { terminateSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
@@ -35,7 +35,7 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
     // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
     // dependent and its subtree blocked by a released item for good.
     await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
-    const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow }[]>`
+    const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; dependents: boolean }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
       l AS (
         UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'released'
@@ -57,12 +57,13 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
                jsonb_build_object('from', 'open', 'to', 'released') || ${data}::jsonb FROM l
       )
       SELECT (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x) AS lease,
-             (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem"
+             (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem",
+             ${HAS_UNBLOCKED} AS dependents
         FROM l`;
     if (!row) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
-    // Always, in its own statement: if the statement above waited for a dependent's row (a move or
-    // a new child under it), its snapshot does not show the subtree that dependent has now.
-    await shiftBelowUnblocked(tx, row.lease.workItemId);
+    // In its own statement: had the one above waited for a dependent's row (a move or a new
+    // child under it), its snapshot would not show the subtree that dependent has now.
+    if (row.dependents) await shiftBelowUnblocked(tx, row.lease.workItemId);
     return { lease: toLease(row.lease), workItem: toWorkItem(row.workItem) };
   });
 }

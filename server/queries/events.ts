@@ -11,20 +11,21 @@ const SETTLE_TIMEOUT_MS = 2_000;
  * Gap-free tailing without serializing writers. Sequence numbers are taken in one order and
  * committed in another, so a reader that returned seq 51 while seq 50 was still in flight
  * would skip 50 forever. The events trigger gives every writer an xid *before* it takes a
- * sequence number, so any number at or below the highest visible one belongs to a
- * transaction that was committed, aborted, or in flight (in our snapshot's xip list) when we
- * looked. We therefore:
- *   1. read the horizon (highest visible sequence) and the in-flight xids in one snapshot;
- *   2. if the rows up to the horizon are contiguous, nothing is missing: return them;
- *   3. otherwise wait until those transactions have finished (ours last milliseconds) and
- *      read again up to the same horizon; holes left then are aborted transactions.
- * Nothing above the horizon is returned, so a later call continues from a safe cursor.
+ * sequence number, so every number at or below the highest visible one (the horizon) belongs
+ * to a transaction that had an xid when the horizon was read: committed, aborted, or still
+ * running. We therefore:
+ *   1. read the horizon;
+ *   2. read the rows up to it; if they are contiguous, nothing can be missing: return them;
+ *   3. otherwise take a fresh xid as a mark (it is larger than every xid assigned before) and
+ *      wait until no transaction older than the mark is running (ours last milliseconds),
+ *      then read again up to the same horizon; holes left then are aborted transactions.
+ * (The snapshot's in-progress list is not enough: a writer whose xid is above the snapshot's
+ * xmax is running but not listed.) Nothing above the horizon is returned, so a later call
+ * continues from a safe cursor. If the wait times out, only the contiguous prefix is returned.
  */
 export async function listEvents(db: Db, input: { workItemId?: string; after?: number; limit: number }): Promise<Page<WorkGraphEvent>> {
   const after = input.after ?? 0;
-  const [snapshot] = await db.$queryRaw<{ horizon: bigint | null; inFlight: string[] }[]>`
-    SELECT (SELECT max(sequence) FROM events) AS horizon,
-           ARRAY(SELECT x::text FROM pg_snapshot_xip(pg_current_snapshot()) AS x) AS "inFlight"`;
+  const [snapshot] = await db.$queryRaw<{ horizon: bigint | null }[]>`SELECT max(sequence) AS horizon FROM events`;
   const horizon = Number(snapshot?.horizon ?? 0);
   if (horizon <= after) return { items: [], nextCursor: null };
 
@@ -38,8 +39,7 @@ export async function listEvents(db: Db, input: { workItemId?: string; after?: n
   const contiguous = rows !== null && rows.every((row, index) => Number(row.sequence) === after + index + 1)
     && (rows.length === input.limit || after + rows.length === horizon);
   if (!contiguous) {
-    const inFlight = snapshot?.inFlight ?? [];
-    if (await settled(db, inFlight)) {
+    if (await olderTransactionsFinished(db)) {
       rows = await read();
     } else if (rows !== null) {
       rows = rows.filter((row, index) => Number(row.sequence) === after + index + 1);
@@ -51,14 +51,14 @@ export async function listEvents(db: Db, input: { workItemId?: string; after?: n
   return { items, nextCursor: items.length > 0 ? String(items.at(-1)!.sequence) : null };
 }
 
-/** Waits (briefly) until none of the given transactions is still in progress. */
-async function settled(db: Db, xids: string[]): Promise<boolean> {
-  if (xids.length === 0) return true;
+/** Waits (briefly) until every transaction that got its xid before this call has finished. */
+async function olderTransactionsFinished(db: Db): Promise<boolean> {
+  const [mark] = await db.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
   const deadline = Date.now() + SETTLE_TIMEOUT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-    const [row] = await db.$queryRaw<{ running: number }[]>`
-      SELECT count(*)::int AS running FROM unnest(${xids}::text[]) AS x WHERE pg_xact_status(x::xid8) = 'in progress'`;
-    if ((row?.running ?? 0) === 0) return true;
+    const [row] = await db.$queryRaw<{ done: boolean }[]>`
+      SELECT pg_snapshot_xmin(pg_current_snapshot()) >= ${mark!.xid}::xid8 AS done`;
+    if (row?.done) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
