@@ -82,7 +82,7 @@ export async function runContender(contender: Contender, url: string, workers: n
     for (let run = 0; run < runs; run++) {
       // Fewer jobs for one worker keeps its run as short as the others'.
       const count = Math.max(100, Math.round(jobs * Math.min(1, workers / 4)));
-      if (contender === "pg-boss") results.push(await pgBoss(url, workers, Math.min(count, 2_000)));
+      if (contender === "pg-boss") results.push(await pgBoss(url, workers, Math.min(count, 100 * workers)));
       else results.push(await graphileWorker(url, workers, count, contender === "graphile-worker (batched)"));
     }
     return { jobsPerSecond: median(results) };
