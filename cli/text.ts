@@ -1,0 +1,103 @@
+import { EXIT_CODE_TABLE } from "./exit-codes";
+
+/** `work-graph prime`: the whole workflow an AI agent needs, printed without contacting the server. */
+export const PRIME = `Work Graph - how to work an item (you are an agent; WORK_GRAPH_URL and WORK_GRAPH_TOKEN are set)
+
+You hold an item through a LEASE that expires. Every write is checked against it. If it
+expires or someone else takes the item over, your writes are refused (exit code 5): stop.
+
+1. work-graph queue
+     ready items, in the order your next claim takes them
+2. work-graph claim [<item>] [--duration <seconds>]
+     take the next ready item (or the named one). Prints the item, your lease (900 s by default)
+     and the human's answers to questions asked on it earlier. Exit 6: nothing ready, retry later.
+3. work-graph note <item> "<progress>"
+     record what you did and found, as you go
+4. work-graph renew <item>
+     keep the lease alive: renew at about a third of its duration (every ~5 min for 900 s),
+     ALWAYS before it runs out. A lapsed lease cannot be renewed.
+5. Finish with exactly one of:
+   work-graph release <item> --evidence "<what was done and how it was verified>" [--link <url>]...
+   work-graph attention request <item> --kind <decision|authority|access|review|help|scope> \\
+       --question "<what you need from a human>" [--option <choice>]... [--context "<details>"]
+       Blocking by default: your lease ends and the item waits for an operator. Do not keep
+       working on it. Once answered it is ready again; 'claim' shows the answer.
+       (--non-blocking: keep working; the question is only recorded)
+   work-graph decompose <item> --children-json '[{"id":"x","title":"..."},{"title":"...","dependsOn":["x"]}]'
+       split it into child items (your lease ends; the parent waits for its children)
+   work-graph cancel <item> --reason "<why it should not be done>"
+
+Rules
+- Exit code 5 (LEASE_NOT_CURRENT) = your lease is gone: stop working on that item at once,
+  write nothing more about it, and claim again (it may be someone else's now).
+- The CLI remembers your lease per item: never pass lease ids or epochs by hand.
+- Add --json to any command for machine-readable output.
+- Exit codes: 0 ok, 2 bad input, 3 auth, 4 not found, 5 fenced: stop, 6 nothing to claim,
+  7 conflict, 8 server unreachable: retry later.
+`;
+
+export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = {
+  queue: { usage: "queue [--limit N] [--worker-id W]", summary: "ready items in the order a next claim takes them" },
+  claim: {
+    usage: "claim [<item>] [--parent P] [--duration S] [--key K]",
+    summary: "claim the next ready item (or <item>, or the next child of P); remembers the lease",
+  },
+  renew: { usage: "renew <item> [--duration S]", summary: "renew your lease on <item> (new expiry = server now + S, default 900)" },
+  note: { usage: "note <item> <text…|->", summary: "add a progress note (- reads the text from stdin)" },
+  release: { usage: "release <item> --evidence E [--link URL]…", summary: "finish <item>: it becomes released" },
+  cancel: { usage: "cancel <item> --reason R", summary: "cancel <item> (and its open descendants) with your lease" },
+  decompose: {
+    usage: "decompose <item> --children-json JSON|@file|- [--claim-child ID] [--duration S]",
+    summary: "split <item> into children [{id?, title, description?, priority?, dependsOn?}]; your lease ends",
+  },
+  "attention request": {
+    usage: "attention request <item> --kind K --question Q [--option O]… [--context C] [--non-blocking]",
+    summary: "ask a human (kind: decision|authority|access|review|help|scope); blocking ends your lease",
+  },
+  "attention list": { usage: "attention list [--status open|resolved|all] [--item X] [--limit N]", summary: "attention requests (open by default, oldest first)" },
+  "attention show": { usage: "attention show <id>", summary: "one attention request" },
+  "attention resolve": { usage: "attention resolve <id> --resolution R", summary: "answer an attention request (operator)" },
+  show: { usage: "show <item>", summary: "a work item: stage, lease, dependencies, notes" },
+  history: { usage: "history <item>", summary: "all leases of <item>, in epoch order" },
+  events: { usage: "events [--item X] [--after N] [--limit N] [--follow]", summary: "the event log (--follow keeps tailing)" },
+  create: {
+    usage: "create --title T [--id ID] [--parent P] [--depends-on D]… [--priority N] [--description TEXT]",
+    summary: "create a work item",
+  },
+  depend: { usage: "depend <item> <on> [--remove]", summary: "make <item> wait for <on> (or remove that dependency)" },
+  "tokens create": { usage: "tokens create --role agent|operator|admin [--worker-id W] [--label L]", summary: "mint a token (admin); shown once" },
+  "tokens list": { usage: "tokens list", summary: "tokens without their secrets (admin)" },
+  "tokens revoke": { usage: "tokens revoke <id>", summary: "revoke a token (admin)" },
+  health: { usage: "health", summary: "check the server and its database (no token needed)" },
+  prime: { usage: "prime", summary: "print the agent workflow (offline)" },
+  help: { usage: "help [command]", summary: "this help" },
+};
+
+export function helpText(): string {
+  const commands = Object.values(COMMAND_HELP)
+    .map((command) => `  ${command.usage}\n      ${command.summary}`)
+    .join("\n");
+  return `work-graph - command line client for the Work Graph API
+
+Usage: work-graph <command> [arguments] [--url URL] [--token TOKEN] [--json]
+
+Commands:
+${commands}
+
+Global options:
+  --url URL           server base URL (default: $WORK_GRAPH_URL, else http://localhost:3000)
+  --token TOKEN       bearer token (default: $WORK_GRAPH_TOKEN)
+  --json              machine-readable output: the API's JSON on stdout; errors as
+                      {"error":{reason,code,message,detail}} on stderr
+  --lease-id ID       for item commands: use this lease instead of the remembered one
+  --epoch N           with --lease-id (looked up when omitted)
+  --key K             idempotency key for claim, note, decompose, attention request/resolve, create, depend
+
+Item commands (renew, note, release, cancel, decompose, attention request) find your lease
+themselves: the last claim made with this token on that item (kept in $WORK_GRAPH_STATE,
+default ~/.work-graph/cli-state.json), else the item's current lease on the server.
+Option values starting with "-" need "=": --priority=-5.
+
+${EXIT_CODE_TABLE}
+`;
+}

@@ -1,0 +1,77 @@
+import { createTRPCClientProxy, httpLink, TRPCUntypedClient, type TRPCClient } from "@trpc/client";
+import type { AppRouter } from "../server/trpc/root";
+import { toWorkGraphError } from "./errors";
+
+/** The typed tRPC client for the Work Graph API: `client.leases.claim.mutate({...})`, `client.workItems.get.query({ id })`. */
+export type WorkGraphClient = TRPCClient<AppRouter>;
+
+export interface WorkGraphClientOptions {
+  /** Server base URL, e.g. `http://localhost:3000` (`/api/trpc` is appended unless already there). */
+  url: string;
+  /** Bearer token (`wga_…` agent, `wgo_…` operator, `wgx_…` admin). Omit only for `health.check`. */
+  token?: string;
+  /** Per-request timeout in ms (default 30 000). A timed-out call fails with reason NETWORK. */
+  timeoutMs?: number;
+  /** Extra headers sent with every call. */
+  headers?: Record<string, string>;
+  /** fetch implementation (default: the global fetch). Handy for proxies, logging or tests. */
+  fetch?: typeof fetch;
+}
+
+/** `http://host:3000/` → `http://host:3000/api/trpc`. */
+export function apiUrl(url: string): string {
+  const base = url.replace(/\/+$/, "");
+  return base.endsWith("/api/trpc") ? base : `${base}/api/trpc`;
+}
+
+/** Maps every rejection to a WorkGraphError (reason, detail, code) before the caller sees it. */
+class WorkGraphUntypedClient extends TRPCUntypedClient<AppRouter> {
+  override query(...args: Parameters<TRPCUntypedClient<AppRouter>["query"]>): Promise<unknown> {
+    return super.query(...args).catch((error: unknown) => {
+      throw toWorkGraphError(error);
+    });
+  }
+
+  override mutation(...args: Parameters<TRPCUntypedClient<AppRouter>["mutation"]>): Promise<unknown> {
+    return super.mutation(...args).catch((error: unknown) => {
+      throw toWorkGraphError(error);
+    });
+  }
+}
+
+/**
+ * A typed client over plain JSON (no transformer), one HTTP request per call (no batching,
+ * so every call is exactly the request API.md describes). Failures reject with WorkGraphError.
+ */
+export function createWorkGraphClient(options: WorkGraphClientOptions): WorkGraphClient {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const baseFetch = options.fetch ?? globalThis.fetch;
+  const timedFetch: typeof fetch = (input, init) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
+    return baseFetch(input, { ...init, signal });
+  };
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const untyped = new WorkGraphUntypedClient({
+    links: [httpLink({ url: apiUrl(options.url), headers, fetch: timedFetch })],
+  });
+  return createTRPCClientProxy<AppRouter>(untyped);
+}
+
+type Result<F> = F extends (...args: never[]) => Promise<infer R> ? R : never;
+type Input<F> = F extends (input: infer I, ...rest: never[]) => unknown ? I : never;
+
+/** API shapes (API.md), derived from the router's types. */
+export type WorkItem = Result<WorkGraphClient["workItems"]["get"]["query"]>;
+export type ClaimResult = NonNullable<Result<WorkGraphClient["leases"]["claim"]["mutate"]>>;
+export type Lease = ClaimResult["lease"];
+export type AttentionRequest = Result<WorkGraphClient["attention"]["get"]["query"]>;
+export type Note = Result<WorkGraphClient["leases"]["note"]["mutate"]>;
+export type WorkGraphEvent = Result<WorkGraphClient["events"]["list"]["query"]>["items"][number];
+export type AttentionRequestResult = Result<WorkGraphClient["attention"]["request"]["mutate"]>;
+export type DecomposeResult = Result<WorkGraphClient["leases"]["decompose"]["mutate"]>;
+export type FinishResult = Result<WorkGraphClient["leases"]["release"]["mutate"]>;
+export type AttentionRequestInput = Input<WorkGraphClient["attention"]["request"]["mutate"]>;
+export type DecomposeInput = Input<WorkGraphClient["leases"]["decompose"]["mutate"]>;
+export type CreateWorkItemInput = Input<WorkGraphClient["workItems"]["create"]["mutate"]>;

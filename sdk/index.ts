@@ -1,0 +1,16 @@
+/**
+ * Work Graph agent SDK: a typed tRPC client (`createWorkGraphClient`), typed errors
+ * (`WorkGraphError`) and a worker loop with automatic lease renewal (`runWorker`).
+ * Depends only on `@trpc/client` at run time; the API types come from the server's router.
+ */
+export { apiUrl, createWorkGraphClient } from "./client";
+export type {
+  AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, CreateWorkItemInput, DecomposeInput, DecomposeResult,
+  FinishResult, Lease, Note, WorkGraphClient, WorkGraphClientOptions, WorkGraphEvent, WorkItem,
+} from "./client";
+export { API_REASONS, isWorkGraphError, toWorkGraphError, WorkGraphError } from "./errors";
+export type { ApiReason, ErrorReason, LeaseNotCurrentKind } from "./errors";
+export { runWorker } from "./worker";
+export type {
+  FinishOutcome, HandlerResult, RetryPolicy, RunWorkerOptions, ShutdownMode, WorkContext, WorkerEvent, WorkerSummary, WorkHandler,
+} from "./worker";
