@@ -1,341 +1,495 @@
 /**
  * `npm run bench` — claim throughput, latency and scale, side by side with graphile-worker,
- * pg-boss and a raw-SQL floor, on one PostgreSQL server. `-- --smoke` runs a few seconds of
- * everything (CI); BENCH_DATABASE_URL uses your server instead of an embedded one.
- * Method and latest results: BENCHMARKS.md.
+ * pg-boss and a raw-SQL floor, on one PostgreSQL server. `npm run bench -- --smoke` runs every
+ * part with tiny counts in a few seconds (CI: the harness must not rot; nothing is asserted
+ * about timings). BENCH_DATABASE_URL (a superuser URL) uses your server instead of an embedded
+ * one. Method and the latest full run: BENCHMARKS.md. Profiling: bench/profile.ts.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, chmod, writeFile } from "node:fs/promises";
+import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import pg from "pg";
-import { createTRPCClient, httpLink } from "@trpc/client";
 import { createToken } from "../server/auth/tokens";
 import { createDb } from "../server/db";
-import { startEmbeddedPostgres } from "../server/database/embedded";
 import { migrateDeploy } from "../server/database/migrate";
-import type { Caller } from "../server/domain/types";
 import { claim } from "../server/operations/claim";
 import { release } from "../server/operations/finish";
 import { summary } from "../server/queries/dashboard";
-import type { AppRouter } from "../server/trpc/root";
 import { startTestServer } from "../tests/support/app";
-import { runContender, type ContenderResult } from "./contenders";
+import { CONTENDERS, runContender } from "./contenders";
+import {
+  agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
+  timedLoops, type CpuSample,
+} from "./support";
 
-const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const smoke = process.argv.includes("--smoke");
-const config = smoke
-  ? { windowMs: 400, runs: 1, workers: [1, 4], scales: [1_000], samples: 20, dependents: 100, contenderJobs: 200 }
-  : { windowMs: 3_000, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, contenderJobs: 6_000 };
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
+const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
+const numbers = (value: string | undefined) => value?.split(",").map(Number).filter((n) => Number.isFinite(n) && n > 0);
+const config = {
+  ...(smoke
+    ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3 }
+    : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3 }),
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1
+  ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
+  ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
+  ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
 };
-const log = (message: string) => console.log(`[bench] ${message}`);
-const agent = (workerId: string): Caller => ({ tokenId: `bench-${workerId}`, role: "agent", workerId, actor: workerId });
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout"]);
 
-async function createDatabase(adminUrl: string, name: string, template?: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ""}`);
-  await client.end();
-  return adminUrl.replace(/\/[^/]+$/, `/${name}`);
+const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
+type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
+
+interface Measurement {
+  perSecond: number | null;
+  /** CPU per cycle (ms) of this process and of the PostgreSQL server, median over runs. */
+  cpu: CpuSample | null;
+  /** tRPC over HTTP: CPU per cycle of the agents' process. */
+  clientCpuMs?: number;
+  note?: string;
 }
 
-async function insertReady(url: string, prefix: string, count: number) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`INSERT INTO work_items (id, title) SELECT $1 || g, 'bench item' FROM generate_series(1, $2) g`, [prefix, count]);
-  await client.query("ANALYZE work_items");
-  await client.end();
-}
+let postmasterPid: number | null = null;
 
-/** Runs `workers` loops of `cycle` for the window; returns completed cycles per second. */
-async function timedLoops(workers: number, windowMs: number, cycle: (worker: number) => Promise<boolean>): Promise<number> {
-  let done = 0;
-  const started = performance.now();
-  const deadline = started + windowMs;
-  await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      while (performance.now() < deadline) {
-        if (!(await cycle(worker))) return;
-        done++;
-      }
-    }),
-  );
-  return done / ((performance.now() - started) / 1000);
-}
-
-async function serviceThroughput(url: string, workers: number): Promise<number> {
-  const db = createDb(url, { poolSize: Math.max(workers, 4) });
-  const results: number[] = [];
+/**
+ * `config.runs` windows of `workers` loops of `cycle` (after a warm-up that opens every
+ * connection and prepares every statement); the median rate and CPU per cycle.
+ */
+async function windows(workers: number, prepare: (run: number) => Promise<void>, cycle: (worker: number) => Promise<boolean>): Promise<Measurement> {
+  const rates: number[] = [];
+  const app: number[] = [];
+  const server: number[] = [];
   for (let run = 0; run < config.runs; run++) {
-    await insertReady(url, `svc-${workers}-${run}-`, Math.ceil(workers * 40 + config.windowMs * 3));
-    results.push(
-      await timedLoops(workers, config.windowMs, async (worker) => {
+    await prepare(run);
+    await timedLoops(workers, config.warmupMs, cycle);
+    const meter = cpuMeter(postmasterPid);
+    const started = performance.now();
+    const rate = await timedLoops(workers, config.windowMs, cycle);
+    const cpu = meter.stop();
+    const cycles = Math.max(1, rate * ((performance.now() - started) / 1000));
+    rates.push(rate);
+    app.push(cpu.appMs / cycles);
+    if (cpu.postgresMs !== null) server.push(cpu.postgresMs / cycles);
+  }
+  return { perSecond: median(rates), cpu: { appMs: median(app), postgresMs: server.length ? median(server) : null } };
+}
+
+/** Ready items for a window at up to `perSecond` cycles/s, with room to spare. */
+const supply = (workers: number, perSecond: number) => Math.ceil(workers * 20 + ((config.windowMs + config.warmupMs) / 1000) * perSecond * 1.5);
+
+async function serviceThroughput(url: string, workers: number): Promise<Measurement> {
+  const db = createDb(url, { poolSize: workers });
+  try {
+    return await windows(
+      workers,
+      (run) => insertReady(url, `svc-${run}-`, supply(workers, 2_000)),
+      async (worker) => {
         const caller = agent(`svc-${worker}`);
         const claimed = await claim(db, caller, caller.workerId!, { durationSeconds: 300 });
         if (!claimed) return false;
         await release(db, caller, { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
         return true;
-      }),
+      },
     );
+  } finally {
+    await db.$disconnect();
   }
-  await db.$disconnect();
-  return median(results);
 }
 
-async function httpThroughput(url: string, workers: number): Promise<number> {
-  const db = createDb(url, { poolSize: Math.max(workers, 4) });
+/**
+ * tRPC over HTTP: the real handler (handleTrpcRequest behind a node:http server, as in the
+ * tests) in this process, and the agents — one @trpc/client and one agent token per worker —
+ * in a child process (bench/http-clients.ts), so the server's event loop is its own.
+ * "app" CPU is the server process; the clients' CPU is reported apart.
+ */
+async function httpThroughput(url: string, workers: number): Promise<Measurement> {
+  const db = createDb(url, { poolSize: workers });
   const server = await startTestServer(db);
-  const clients = await Promise.all(
-    Array.from({ length: workers }, async (_, worker) => {
-      const { token } = await createToken(db, { role: "agent", workerId: `http-${worker}`, label: "bench" });
-      return createTRPCClient<AppRouter>({ links: [httpLink({ url: `${server.url}/api/trpc`, headers: { authorization: `Bearer ${token}` } })] });
-    }),
-  );
-  const results: number[] = [];
-  for (let run = 0; run < config.runs; run++) {
-    await insertReady(url, `http-${workers}-${run}-`, Math.ceil(workers * 40 + config.windowMs * 2));
-    results.push(
-      await timedLoops(workers, config.windowMs, async (worker) => {
-        const claimed = await clients[worker]!.leases.claim.mutate({ durationSeconds: 300 });
-        if (!claimed) return false;
-        await clients[worker]!.leases.release.mutate({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
-        return true;
-      }),
+  const rates: number[] = [];
+  const app: number[] = [];
+  const pgCpu: number[] = [];
+  const clientCpu: number[] = [];
+  try {
+    const tokens = await Promise.all(
+      Array.from({ length: workers }, async (_, worker) => (await createToken(db, { role: "agent", workerId: `http-${worker}`, label: "bench" })).token),
     );
+    for (let run = 0; run < config.runs; run++) {
+      await insertReady(url, `http-${run}-`, supply(workers, 1_500));
+      const child = spawn(process.execPath, [...process.execArgv, path.join(benchDir, "http-clients.ts"), server.url, JSON.stringify({ tokens, windowMs: config.windowMs, warmupMs: config.warmupMs })], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      let meter: ReturnType<typeof cpuMeter> | null = null;
+      let cpu: CpuSample | null = null;
+      let output = "";
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.setEncoding("utf8");
+        child.stdout.on("data", (chunk: string) => {
+          output += chunk;
+          if (!meter && output.includes("warm\n")) meter = cpuMeter(postmasterPid);
+          if (meter && !cpu && /\{.*\}\n/.test(output)) cpu = meter.stop();
+        });
+        child.on("error", reject);
+        child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`http-clients exited with ${code}: ${output}`))));
+      });
+      const result = JSON.parse(output.slice(output.indexOf("{"))) as { rate: number; cpuMs: number };
+      const cycles = Math.max(1, (result.rate * config.windowMs) / 1000);
+      rates.push(result.rate);
+      clientCpu.push(result.cpuMs / cycles);
+      if (cpu) {
+        const sample: CpuSample = cpu;
+        app.push(sample.appMs / cycles);
+        if (sample.postgresMs !== null) pgCpu.push(sample.postgresMs / cycles);
+      }
+    }
+  } finally {
+    await server.close();
+    await db.$disconnect();
   }
-  await server.close();
-  await db.$disconnect();
-  return median(results);
+  return {
+    perSecond: median(rates),
+    cpu: { appMs: median(app), postgresMs: pgCpu.length ? median(pgCpu) : null },
+    clientCpuMs: median(clientCpu),
+  };
 }
 
-/** The least work one claim + complete can do: SKIP LOCKED claim, then an UPDATE; two commits per item. */
-async function floorThroughput(url: string, workers: number): Promise<number> {
-  const setup = new pg.Client({ connectionString: url });
-  await setup.connect();
-  await setup.query(`CREATE TABLE IF NOT EXISTS floor_jobs (id bigserial PRIMARY KEY, claimed_at timestamptz, done boolean NOT NULL DEFAULT false);
-    CREATE INDEX IF NOT EXISTS floor_jobs_todo ON floor_jobs (id) WHERE claimed_at IS NULL`);
-  const pool = new pg.Pool({ connectionString: url, max: Math.max(workers, 4) });
-  const results: number[] = [];
-  for (let run = 0; run < config.runs; run++) {
-    await setup.query("INSERT INTO floor_jobs (done) SELECT false FROM generate_series(1, $1)", [workers * 40 + config.windowMs * 5]);
-    results.push(
-      await timedLoops(workers, config.windowMs, async () => {
+/**
+ * The least work one claim + complete can do: a bare table, an `UPDATE … WHERE id = (SELECT …
+ * FOR UPDATE SKIP LOCKED LIMIT 1)` to claim and an `UPDATE` to complete, each its own
+ * (autocommit) transaction: two commits per item, on a pg.Pool of the same size.
+ */
+async function floorThroughput(url: string, workers: number): Promise<Measurement> {
+  await sql(url, `CREATE TABLE floor_jobs (id bigserial PRIMARY KEY, claimed_at timestamptz, done boolean NOT NULL DEFAULT false);
+    CREATE INDEX floor_jobs_todo ON floor_jobs (id) WHERE claimed_at IS NULL`);
+  const pool = new pg.Pool({ connectionString: url, max: workers });
+  pool.on("error", () => {});
+  try {
+    return await windows(
+      workers,
+      async () => {
+        await sql(url, "INSERT INTO floor_jobs (done) SELECT false FROM generate_series(1, $1)", [supply(workers, 8_000)]);
+        await sql(url, "VACUUM ANALYZE floor_jobs");
+      },
+      async () => {
         const { rows } = await pool.query(`UPDATE floor_jobs SET claimed_at = now() WHERE id = (
           SELECT id FROM floor_jobs WHERE claimed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`);
         if (rows.length === 0) return false;
         await pool.query("UPDATE floor_jobs SET done = true WHERE id = $1", [rows[0].id]);
         return true;
-      }),
+      },
     );
+  } finally {
+    await pool.end();
   }
-  await pool.end();
-  await setup.end();
-  return median(results);
 }
 
-/** A realistic graph of `n` items: ready, blocked by dependencies, waiting on children, leased, finished. */
-async function buildGraph(url: string, n: number) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const parents = Math.floor(n * 0.05);
-  await client.query(`
-    INSERT INTO work_items (id, title, priority, open_child_count)
-      SELECT 'parent-' || g, 'parent', (g % 10), 3 FROM generate_series(1, ${parents}) g;
-    INSERT INTO work_items (id, title, parent_id, priority)
-      SELECT 'child-' || g, 'child', 'parent-' || (1 + (g - 1) / 3), (g % 10) FROM generate_series(1, ${parents * 3}) g;
-    INSERT INTO work_items (id, title, priority)
-      SELECT 'ready-' || g, 'ready', (g % 10) FROM generate_series(1, ${Math.floor(n * 0.25)}) g;
-    INSERT INTO work_items (id, title, priority, open_dependency_count)
-      SELECT 'blocked-' || g, 'blocked', (g % 10), 1 FROM generate_series(1, ${Math.floor(n * 0.25)}) g;
-    INSERT INTO dependencies (work_item_id, depends_on_id)
-      SELECT 'blocked-' || g, 'parent-' || (1 + g % ${Math.max(parents, 1)}) FROM generate_series(1, ${Math.floor(n * 0.25)}) g;
-    INSERT INTO work_items (id, title, status)
-      SELECT 'done-' || g, 'finished', 'released' FROM generate_series(1, ${Math.floor(n * 0.2)}) g;
-    INSERT INTO work_items (id, title, priority) SELECT 'leased-' || g, 'leased', 9 FROM generate_series(1, ${Math.floor(n * 0.1)}) g;
-    WITH l AS (
-      INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at)
-      SELECT 'leased-' || g, 'holder-' || (g % 50), 1, now(), now() + interval '1 day' FROM generate_series(1, ${Math.floor(n * 0.1)}) g
-      RETURNING id, work_item_id, expires_at)
-    UPDATE work_items w SET current_lease_id = l.id, lease_expires_at = l.expires_at, last_epoch = 1 FROM l WHERE w.id = l.work_item_id;
-    ANALYZE;`);
-  await client.end();
+interface ScaleResult {
+  openItems: number;
+  leased: number;
+  claimP50: number;
+  claimP99: number;
+  releaseP50: number;
+  releaseP99: number;
+  summaryP50: number;
+  summaryP99: number;
 }
 
-async function scale(adminUrl: string, n: number) {
-  const url = await createDatabase(adminUrl, `bench_scale_${n}`, "bench_template");
-  await buildGraph(url, n);
+/** Next-claim and release latency (one worker, one after the other) and dashboard.summary, on a graph of `n` open items. */
+async function scale(url: string, n: number): Promise<ScaleResult> {
+  const graph = await buildGraph(url, n);
   const db = createDb(url, { poolSize: 4 });
-  const caller = agent("scale");
-  const claimMs: number[] = [];
-  const releaseMs: number[] = [];
-  const summaryMs: number[] = [];
-  for (let i = 0; i < config.samples; i++) {
-    let t = performance.now();
-    const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
-    claimMs.push(performance.now() - t);
-    t = performance.now();
-    await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
-    releaseMs.push(performance.now() - t);
-    if (i % 3 === 0) {
+  try {
+    const caller = agent("scale");
+    const claimMs: number[] = [];
+    const releaseMs: number[] = [];
+    const summaryMs: number[] = [];
+    // Warm-up: connection, prepared statements, caches (a running server has them).
+    for (let i = 0; i < 5; i++) {
+      const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
+      await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
+      await summary(db);
+    }
+    for (let i = 0; i < config.samples; i++) {
+      let t = performance.now();
+      const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
+      claimMs.push(performance.now() - t);
+      if (!claimed) throw new Error("scale: nothing ready to claim");
       t = performance.now();
+      await release(db, caller, { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
+      releaseMs.push(performance.now() - t);
+    }
+    // Apart from the claims: at 100k items a summary is a scan that would evict their cache lines.
+    for (let i = 0; i < Math.max(10, config.samples / 3); i++) {
+      const t = performance.now();
       await summary(db);
       summaryMs.push(performance.now() - t);
     }
+    return {
+      openItems: graph.open,
+      leased: graph.leased,
+      claimP50: percentile(claimMs, 50), claimP99: percentile(claimMs, 99),
+      releaseP50: percentile(releaseMs, 50), releaseP99: percentile(releaseMs, 99),
+      summaryP50: percentile(summaryMs, 50), summaryP99: percentile(summaryMs, 99),
+    };
+  } finally {
+    await db.$disconnect();
   }
-  await db.$disconnect();
-  return {
-    items: n,
-    claimP50: percentile(claimMs, 50), claimP99: percentile(claimMs, 99),
-    releaseP50: percentile(releaseMs, 50), releaseP99: percentile(releaseMs, 99),
-    summaryP50: percentile(summaryMs, 50), summaryP99: percentile(summaryMs, 99),
-  };
 }
 
-async function releaseWideBlocker(adminUrl: string) {
-  const url = await createDatabase(adminUrl, "bench_fanout", "bench_template");
-  const db = createDb(url, { poolSize: 4 });
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`INSERT INTO work_items (id, title) VALUES ('blocker', 'blocker');
-    INSERT INTO work_items (id, title, open_dependency_count) SELECT 'dependent-' || g, 'dependent', 1 FROM generate_series(1, ${config.dependents}) g;
-    INSERT INTO dependencies (work_item_id, depends_on_id) SELECT 'dependent-' || g, 'blocker' FROM generate_series(1, ${config.dependents}) g;
-    ANALYZE;`);
+interface FanoutResult {
+  dependents: number;
+  releaseMs: number;
+  runs: number[];
+  /** Dependents whose stage is `ready` right after the release committed (all of them, each run). */
+  readyAfter: number;
+  /** …and that a next-claim can take (they are in the claim index). */
+  claimableAfter: number;
+}
+
+/**
+ * Releasing a blocker that `dependents` items depend on (in a graph of 10k other items): the
+ * release's own latency, then a check that every dependent is ready, through the same stage
+ * rule the API reports and the same predicate a claim uses.
+ */
+async function fanout(url: string): Promise<FanoutResult> {
+  await buildGraph(url, smoke ? 1_000 : 10_000);
+  const db = createDb(url, { poolSize: 2 });
   const caller = agent("fanout");
-  const claimed = await claim(db, caller, "fanout", { workItemId: "blocker", durationSeconds: 300 });
-  const started = performance.now();
-  await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
-  const ms = performance.now() - started;
-  const { rows } = await client.query(`SELECT count(*)::int AS ready FROM work_items WHERE id LIKE 'dependent-%' AND open_dependency_count = 0`);
-  await client.end();
-  await db.$disconnect();
-  return { dependents: config.dependents, releaseMs: ms, readyAfter: rows[0].ready as number };
+  const runs: number[] = [];
+  let readyAfter = Infinity;
+  let claimableAfter = Infinity;
+  try {
+    for (let b = 0; b < config.blockers; b++) {
+      await sql(url, `INSERT INTO work_items (id, title, priority) VALUES ('blocker-${b}', 'blocker', 100);
+        INSERT INTO work_items (id, title, open_dependency_count) SELECT 'dep-${b}-' || g, 'dependent', 1 FROM generate_series(1, ${config.dependents}) g;
+        INSERT INTO dependencies (work_item_id, depends_on_id) SELECT 'dep-${b}-' || g, 'blocker-${b}' FROM generate_series(1, ${config.dependents}) g;
+        ANALYZE work_items; ANALYZE dependencies;`);
+      const claimed = await claim(db, caller, "fanout", { workItemId: `blocker-${b}`, durationSeconds: 300 });
+      const started = performance.now();
+      await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
+      runs.push(performance.now() - started);
+      const { rows } = await sql(url, `
+        SELECT count(*) FILTER (WHERE ${stageSql} = 'ready')::int AS ready,
+               count(*) FILTER (WHERE status = 'open' AND open_dependency_count = 0 AND ancestor_dependency_count = 0
+                                  AND open_child_count = 0 AND blocking_attention_count = 0 AND lease_expires_at IS NULL)::int AS claimable
+          FROM work_items w WHERE id LIKE 'dep-${b}-%'`);
+      readyAfter = Math.min(readyAfter, rows[0].ready);
+      claimableAfter = Math.min(claimableAfter, rows[0].claimable);
+    }
+  } finally {
+    await db.$disconnect();
+  }
+  return { dependents: config.dependents, releaseMs: median(runs), runs, readyAfter, claimableAfter };
 }
 
-async function machineFacts(url: string) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const { rows } = await client.query("SELECT version() AS version, current_setting('synchronous_commit') AS sync, current_setting('shared_buffers') AS buffers");
-  await client.end();
+// STAGE_SQL of server/domain/views.ts, as plain text for the bare client.
+const stageSql = `CASE WHEN w.status <> 'open' THEN w.status WHEN w.blocking_attention_count > 0 THEN 'needs_attention'
+  WHEN w.lease_expires_at > statement_timestamp() THEN 'leased' WHEN w.open_child_count > 0 THEN 'waiting_on_children'
+  WHEN w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0 THEN 'blocked' ELSE 'ready' END`;
+
+async function machineFacts(adminUrl: string, settings: string) {
+  const { rows } = await sql(adminUrl, "SELECT version() AS version");
   return {
     date: new Date().toISOString(),
+    mode: smoke ? "smoke" : "full",
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? "unknown",
-    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    loadAverageAtStart: os.loadavg().map((l) => Math.round(l * 100) / 100),
     node: process.version,
     postgres: String(rows[0].version).split(",")[0],
-    postgresSettings: `synchronous_commit=${rows[0].sync}, shared_buffers=${rows[0].buffers}, fsync on`,
-    mode: smoke ? "smoke" : "full",
+    postgresSettings: settings,
+    server: process.env.BENCH_DATABASE_URL ? "BENCH_DATABASE_URL" : "embedded (server/database/embedded.ts, durable: true)",
   };
 }
 
-function ensureContenderDependencies() {
-  if (existsSync(path.join(benchDir, "node_modules", "graphile-worker"))) return;
-  log("installing contenders (npm ci --prefix bench)…");
-  execFileSync("npm", ["ci", "--prefix", benchDir, "--no-audit", "--no-fund"], { stdio: "inherit" });
+/** Contenders' packages (bench/package.json): installed on first use; skipped with a message if that fails. */
+function ensureContenderDependencies(): string | null {
+  const installed = () => ["graphile-worker", "pg-boss"].every((name) => existsSync(path.join(benchDir, "node_modules", name, "package.json")));
+  if (installed()) return null;
+  log("installing the contenders (npm ci --prefix bench)…");
+  try {
+    execFileSync("npm", ["ci", "--prefix", benchDir, "--no-audit", "--no-fund"], { stdio: "inherit" });
+    return installed() ? null : "npm ci --prefix bench did not install graphile-worker and pg-boss";
+  } catch (error) {
+    return `npm ci --prefix bench failed: ${(error as Error).message.split("\n")[0]}`;
+  }
 }
 
 async function main() {
-  ensureContenderDependencies();
-  let adminUrl = process.env.BENCH_DATABASE_URL;
-  let stop = async () => {};
-  if (!adminUrl) {
-    const dataDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-bench-"));
-    await chmod(dataDir, 0o755);
-    const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), databaseName: "postgres", durable: true });
-    adminUrl = server.adminUrl;
-    stop = () => server.stop();
-  }
+  const missing = ensureContenderDependencies();
+  if (missing) log(`contenders skipped: ${missing}`);
+  const server = await startServer();
+  postmasterPid = server.postmasterPid;
+  const startedAt = performance.now();
   try {
-    const facts = await machineFacts(adminUrl);
-    log(`${facts.postgres}; ${facts.cpus} cores; ${facts.mode} run`);
-    const templateUrl = await createDatabase(adminUrl, "bench_template");
-    await migrateDeploy(templateUrl);
+    const facts = await machineFacts(server.adminUrl, server.settings);
+    log(`${facts.postgres}; ${facts.cpus} cores; load ${facts.loadAverageAtStart.join(" ")}; ${facts.mode} run`);
+    const template = "bench_template";
+    await migrateDeploy(await createDatabase(server.adminUrl, template));
 
-    const throughput: Record<string, Record<number, number | null>> = {
-      "Work Graph, service layer": {}, "Work Graph, tRPC over HTTP": {}, "raw-SQL floor": {},
-      "graphile-worker (unbatched)": {}, "graphile-worker (batched)": {}, "pg-boss": {},
-    };
+    const throughput = {} as Record<Row, Record<number, Measurement>>;
+    for (const row of [...OURS, ...CONTENDERS]) throughput[row] = {};
     for (const workers of config.workers) {
-      const appUrl = await createDatabase(adminUrl, `bench_app_${workers}`, "bench_template");
-      throughput["Work Graph, service layer"]![workers] = await serviceThroughput(appUrl, workers);
-      throughput["Work Graph, tRPC over HTTP"]![workers] = await httpThroughput(appUrl, workers);
-      throughput["raw-SQL floor"]![workers] = await floorThroughput(await createDatabase(adminUrl, `bench_floor_${workers}`), workers);
-      for (const contender of ["graphile-worker (unbatched)", "graphile-worker (batched)", "pg-boss"] as const) {
-        const result: ContenderResult = await runContender(contender, await createDatabase(adminUrl, `bench_c_${workers}`), workers, config.contenderJobs, config.runs);
-        throughput[contender]![workers] = result.jobsPerSecond;
+      const fresh = async (name: string, withSchema = true) => createDatabase(server.adminUrl, name, withSchema ? template : undefined);
+      if (parts.has("service")) throughput["Work Graph, service layer"][workers] = await serviceThroughput(await fresh("bench_service"), workers);
+      if (parts.has("http")) throughput["Work Graph, tRPC over HTTP"][workers] = await httpThroughput(await fresh("bench_http"), workers);
+      if (parts.has("floor")) throughput["raw-SQL floor"][workers] = await floorThroughput(await fresh("bench_floor", false), workers);
+      for (const contender of parts.has("contenders") ? CONTENDERS : []) {
+        if (missing) {
+          throughput[contender][workers] = { perSecond: null, cpu: null, note: `skipped: ${missing}` };
+          continue;
+        }
+        const url = await fresh("bench_contender", false);
+        // Size each run to last about as long as our windows: a calibration run first.
+        const calibration = await runContender(contender, url, workers, Math.max(200, workers * 20), 1, postmasterPid);
+        const jobs = Math.round(Math.min(50_000, Math.max(500, (calibration.jobsPerSecond ?? 100) * config.contenderSeconds)));
+        const result = await runContender(contender, url, workers, jobs, config.runs, postmasterPid);
+        throughput[contender][workers] = { perSecond: result.jobsPerSecond, cpu: result.cpu, note: result.note };
         if (result.note) log(`${contender}: ${result.note}`);
       }
-      log(`${workers} workers: ${Object.entries(throughput).map(([k, v]) => `${k} ${v[workers]?.toFixed(0) ?? "—"}`).join(" · ")}`);
+      for (const name of ["bench_service", "bench_http", "bench_floor", "bench_contender"]) await dropDatabase(server.adminUrl, name);
+      log(`${workers} workers: ${Object.entries(throughput).map(([k, v]) => `${k} ${v[workers]?.perSecond?.toFixed(0) ?? "—"}`).join(" · ")}`);
     }
-    const scales = [];
-    for (const n of config.scales) {
-      scales.push(await scale(adminUrl, n));
-      log(`scale ${n}: claim p50 ${scales.at(-1)!.claimP50.toFixed(2)} ms`);
-    }
-    const fanout = await releaseWideBlocker(adminUrl);
-    log(`release of a blocker with ${fanout.dependents} dependents: ${fanout.releaseMs.toFixed(1)} ms (${fanout.readyAfter} ready)`);
 
-    const report = { facts, config, throughput, scales, fanout };
+    const scales: ScaleResult[] = [];
+    for (const n of parts.has("scale") ? config.scales : []) {
+      const url = await createDatabase(server.adminUrl, "bench_scale", template);
+      scales.push(await scale(url, n));
+      await dropDatabase(server.adminUrl, "bench_scale");
+      const s = scales.at(-1)!;
+      log(`scale ${s.openItems} open: claim p50 ${s.claimP50.toFixed(2)} ms, release p50 ${s.releaseP50.toFixed(2)} ms, summary p50 ${s.summaryP50.toFixed(2)} ms`);
+    }
+    let fan: FanoutResult | null = null;
+    if (parts.has("fanout")) {
+      fan = await fanout(await createDatabase(server.adminUrl, "bench_fanout", template));
+      await dropDatabase(server.adminUrl, "bench_fanout");
+      log(`release of a blocker with ${fan.dependents} dependents: ${fan.releaseMs.toFixed(1)} ms (${fan.readyAfter} ready)`);
+    }
+
+    const report = {
+      facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
+      config,
+      throughput,
+      scales,
+      fanout: fan,
+      targets: targets(throughput, scales, fan),
+    };
     const markdown = renderMarkdown(report);
     const resultsDir = path.join(benchDir, "results");
     await mkdir(resultsDir, { recursive: true });
-    const stamp = facts.date.replace(/[:.]/g, "-");
-    await writeFile(path.join(resultsDir, `${stamp}.json`), JSON.stringify(report, null, 2));
-    await writeFile(path.join(resultsDir, `${stamp}.md`), markdown);
-    console.log(`\n${markdown}`);
+    const stamp = `${facts.date.replace(/[:.]/g, "-")}${smoke ? "-smoke" : ""}${flag("only") || flag("workers") || flag("scales") ? "-partial" : ""}`;
+    await writeFile(path.join(resultsDir, `${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+    await writeFile(path.join(resultsDir, `${stamp}.md`), `${markdown}\n`);
+    console.log(`\n${markdown}\n`);
     log(`results in bench/results/${stamp}.{md,json}`);
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
   } finally {
-    await stop();
+    await server.stop();
   }
 }
 
+interface Target {
+  target: string;
+  measured: string;
+  met: boolean | null;
+}
+
+function targets(throughput: Record<Row, Record<number, Measurement>>, scales: ScaleResult[], fan: FanoutResult | null): Target[] {
+  const at = config.workers.includes(16) ? 16 : config.workers.at(-1)!;
+  const ours = throughput["Work Graph, service layer"][at]?.perSecond ?? null;
+  const ratio = (row: Row) => {
+    const theirs = throughput[row][at]?.perSecond ?? null;
+    return ours !== null && theirs ? ours / theirs : null;
+  };
+  const vsGraphile = ratio("graphile-worker (unbatched)");
+  const vsFloor = ratio("raw-SQL floor");
+  const small = scales[0];
+  const large = scales.at(-1);
+  const scaleRatio = small && large && small !== large ? large.claimP50 / small.claimP50 : null;
+  const show = (value: number | null, digits = 2) => (value === null ? "n/a" : value.toFixed(digits));
+  return [
+    { target: `service layer at ${at} workers ≥ 0.5 × graphile-worker (unbatched)`, measured: vsGraphile === null ? "n/a" : `${show(vsGraphile)} ×`, met: vsGraphile === null ? null : vsGraphile >= 0.5 },
+    { target: `service layer at ${at} workers ≥ 0.6 × raw-SQL floor`, measured: vsFloor === null ? "n/a" : `${show(vsFloor)} ×`, met: vsFloor === null ? null : vsFloor >= 0.6 },
+    {
+      target: `next-claim p50 at ${large?.openItems.toLocaleString("en") ?? "?"} open items ≤ 1.5 × at ${small?.openItems.toLocaleString("en") ?? "?"}`,
+      measured: scaleRatio === null ? "n/a (needs two sizes)" : `${show(scaleRatio)} × (${show(large!.claimP50)} vs ${show(small!.claimP50)} ms)`,
+      met: scaleRatio === null ? null : scaleRatio <= 1.5,
+    },
+    {
+      target: `releasing a blocker with ${config.dependents.toLocaleString("en")} dependents < 1 s (all become ready)`,
+      measured: fan ? `${fan.releaseMs.toFixed(1)} ms, ${fan.readyAfter} ready` : "n/a",
+      met: fan ? fan.releaseMs < 1000 && fan.readyAfter === fan.dependents : null,
+    },
+    {
+      target: `dashboard.summary < 100 ms at ${large?.openItems.toLocaleString("en") ?? "?"} open items (p99)`,
+      measured: `p50 ${show(large?.summaryP50 ?? null)} ms, p99 ${show(large?.summaryP99 ?? null)} ms`,
+      met: large ? large.summaryP99 < 100 : null,
+    },
+  ];
+}
+
 function renderMarkdown(report: {
-  facts: Awaited<ReturnType<typeof machineFacts>>;
-  throughput: Record<string, Record<number, number | null>>;
-  scales: Awaited<ReturnType<typeof scale>>[];
-  fanout: Awaited<ReturnType<typeof releaseWideBlocker>>;
+  facts: Awaited<ReturnType<typeof machineFacts>> & { loadAverageAtEnd: number[]; durationSeconds: number };
+  throughput: Record<Row, Record<number, Measurement>>;
+  scales: ScaleResult[];
+  fanout: FanoutResult | null;
+  targets: Target[];
 }): string {
   const f = report.facts;
   const workers = config.workers;
-  const rate = (v: number | null | undefined) => (v === null || v === undefined ? "—" : v.toFixed(0));
-  const lines = [
-    `Run ${f.date} (${f.mode}): ${f.cpus} × ${f.cpuModel}, ${f.memoryGiB} GiB, Node ${f.node}, ${f.postgres} (${f.postgresSettings}). Medians of ${config.runs} run(s) of ${config.windowMs} ms.`,
-    "",
-    `| cycles/s (claim → complete) | ${workers.map((w) => `${w} workers`).join(" | ")} |`,
-    `|---|${workers.map(() => "---:").join("|")}|`,
-    ...Object.entries(report.throughput).map(([name, values]) => `| ${name} | ${workers.map((w) => rate(values[w])).join(" | ")} |`),
-  ];
-  const ours = report.throughput["Work Graph, service layer"]!;
-  const ratio = (other: string) =>
+  const header = (first: string) => [`| ${first} | ${workers.map((w) => `${w} worker${w === 1 ? "" : "s"}`).join(" | ")} |`, `|---|${workers.map(() => "---:").join("|")}|`];
+  const rate = (m: Measurement | undefined) => (m?.perSecond === null || m?.perSecond === undefined ? "—" : m.perSecond.toFixed(0));
+  const ours = report.throughput["Work Graph, service layer"];
+  const http = report.throughput["Work Graph, tRPC over HTTP"];
+  const ratio = (mine: Record<number, Measurement>, other: Row) =>
     workers.map((w) => {
-      const theirs = report.throughput[other]![w];
-      return theirs ? (ours[w]! / theirs).toFixed(2) : "—";
+      const theirs = report.throughput[other][w]?.perSecond;
+      const value = mine[w]?.perSecond;
+      return theirs && value ? (value / theirs).toFixed(2) : "—";
     });
-  lines.push(
+  const cpu = (m: Measurement | undefined) =>
+    m?.cpu
+      ? `${m.cpu.appMs.toFixed(2)} + ${m.cpu.postgresMs === null ? "?" : m.cpu.postgresMs.toFixed(2)}${m.clientCpuMs === undefined ? "" : ` (agents ${m.clientCpuMs.toFixed(2)})`}`
+      : "—";
+  const lines = [
+    `Run ${f.date} (${f.mode}, ${f.durationSeconds} s): ${f.cpus} × ${f.cpuModel}, ${f.memoryGiB} GiB, Node ${f.node}, ${f.postgres}; load average ${f.loadAverageAtStart.join(" / ")} at start, ${f.loadAverageAtEnd.join(" / ")} at end.`,
+    `PostgreSQL: ${f.server}; ${f.postgresSettings}.`,
+    `Throughput: median of ${config.runs} window(s) of ${config.windowMs} ms per cell (contenders: the same number of runs, each sized to about ${config.contenderSeconds} s, steady-state rate).`,
     "",
-    `| service layer ÷ contender | ${workers.map((w) => `${w} workers`).join(" | ")} |`,
-    `|---|${workers.map(() => "---:").join("|")}|`,
-    `| ÷ raw-SQL floor | ${ratio("raw-SQL floor").join(" | ")} |`,
-    `| ÷ graphile-worker (unbatched) | ${ratio("graphile-worker (unbatched)").join(" | ")} |`,
-    `| ÷ graphile-worker (batched) | ${ratio("graphile-worker (batched)").join(" | ")} |`,
-    `| ÷ pg-boss | ${ratio("pg-boss").join(" | ")} |`,
+    "### Cycle throughput (claim → release/complete, per second)",
     "",
-    "| open items in graph | next-claim p50 / p99 (ms) | release p50 / p99 (ms) | dashboard.summary p50 / p99 (ms) |",
+    ...header("cycles/s"),
+    ...Object.entries(report.throughput).map(([name, values]) => `| ${name} | ${workers.map((w) => rate(values[w])).join(" | ")} |`),
+    ...[...new Set(Object.values(report.throughput).flatMap((values) => Object.values(values).map((m) => m.note)).filter(Boolean))].map((note) => `\nNote: ${note}`),
+    "",
+    ...header("service layer ÷ contender"),
+    ...(["raw-SQL floor", ...CONTENDERS] as Row[]).map((other) => `| ÷ ${other} | ${ratio(ours, other).join(" | ")} |`),
+    `| tRPC over HTTP ÷ service layer | ${ratio(http, "Work Graph, service layer").join(" | ")} |`,
+    "",
+    ...header("CPU ms per cycle: app process + PostgreSQL"),
+    ...Object.entries(report.throughput).map(([name, values]) => `| ${name} | ${workers.map((w) => cpu(values[w])).join(" | ")} |`),
+    "",
+    "### Scale (one worker; a realistic graph, see BENCHMARKS.md)",
+    "",
+    "| open items (leased) | next-claim p50 / p99 (ms) | release p50 / p99 (ms) | dashboard.summary p50 / p99 (ms) |",
     "|---:|---:|---:|---:|",
     ...report.scales.map(
-      (s) => `| ${s.items.toLocaleString("en")} | ${s.claimP50.toFixed(2)} / ${s.claimP99.toFixed(2)} | ${s.releaseP50.toFixed(2)} / ${s.releaseP99.toFixed(2)} | ${s.summaryP50.toFixed(2)} / ${s.summaryP99.toFixed(2)} |`,
+      (s) =>
+        `| ${s.openItems.toLocaleString("en")} (${s.leased.toLocaleString("en")}) | ${s.claimP50.toFixed(2)} / ${s.claimP99.toFixed(2)} | ${s.releaseP50.toFixed(2)} / ${s.releaseP99.toFixed(2)} | ${s.summaryP50.toFixed(2)} / ${s.summaryP99.toFixed(2)} |`,
     ),
     "",
-    `Releasing a blocker with ${report.fanout.dependents} dependents: ${report.fanout.releaseMs.toFixed(1)} ms; ${report.fanout.readyAfter} of them ready at commit.`,
-  );
+    report.fanout
+      ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`
+      : "Releasing a blocker with many dependents: not run.",
+    "",
+    "### Targets",
+    "",
+    "| target | measured | met |",
+    "|---|---|---|",
+    ...report.targets.map((t) => `| ${t.target} | ${t.measured} | ${t.met === null ? "n/a" : t.met ? "yes" : "**no**"} |`),
+  ];
   return lines.join("\n");
 }
 

@@ -1,0 +1,352 @@
+/**
+ * `npx tsx bench/profile.ts [--quick]` — where a claim → release cycle spends its time.
+ *
+ *   1. The statements (round trips) one service-layer claim and one release send, captured at
+ *      the pg driver under Prisma.
+ *   2. Per-operation latency at 1 worker, and CPU per cycle at 16 workers (this process vs. the
+ *      PostgreSQL server; on 2 cores CPU per cycle is what bounds throughput), for the same SQL
+ *      sent several ways: through the service layer (Prisma interactive transactions); replayed
+ *      on a bare pg pool with the same prepared statements and round trips (the difference is
+ *      Prisma's own cost); the same with generic plans and the claim as one autocommit
+ *      statement (its BEGIN/COMMIT are not needed: it is one statement); and as one
+ *      simple-protocol message per operation (one round trip, but planned every time). And
+ *      the raw-SQL floor for comparison.
+ *   3. EXPLAIN (ANALYZE, BUFFERS) of the claim and release statements on graphs of 1k and 100k
+ *      open items (bench/support.ts buildGraph), on a warm connection (a first claim and
+ *      release run unreported in the same rolled-back transaction).
+ * Prints a markdown report and writes it to bench/results/profile-<date>.md.
+ * `--quick`: short runs, 1k graph only; `--only=statements,cpu,explain` picks sections;
+ * `--scales=1000,100000` sets the graph sizes of the EXPLAIN section.
+ */
+import { mkdir, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import type Pg from "pg";
+import { createDb, type Db } from "../server/db";
+import { migrateDeploy } from "../server/database/migrate";
+import { claim } from "../server/operations/claim";
+import { release } from "../server/operations/finish";
+import {
+  agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, percentile, pg, startServer, timedLoops,
+  type BenchServer, type CpuSample,
+} from "./support";
+
+const quick = process.argv.includes("--quick");
+const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
+const sections = new Set(only ? only.split(",") : ["statements", "cpu", "explain"]);
+type Out = (line?: string) => void;
+const LATENCY_CYCLES = quick ? 100 : 500;
+const CPU_WINDOW_MS = quick ? 1_000 : 3_000;
+const CPU_WORKERS = 16;
+const EXPLAIN_SCALES = (process.argv.find((arg) => arg.startsWith("--scales="))?.slice("--scales=".length).split(",").map(Number)) ?? (quick ? [1_000] : [1_000, 100_000]);
+
+// --- statement capture at the driver (Prisma's adapter-pg calls pg.Client#query) ----------------
+
+interface Captured {
+  name?: string;
+  text: string;
+  values: unknown[];
+}
+let capture: Captured[] | null = null;
+const originalQuery = pg.Client.prototype.query;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+(pg.Client.prototype as any).query = function (this: Pg.Client, config: any, values?: any, callback?: any) {
+  if (capture && typeof config === "string") capture.push({ text: config, values: [] });
+  else if (capture && config && typeof config === "object" && typeof config.text === "string") {
+    capture.push({ name: config.name, text: config.text, values: [...(config.values ?? [])] });
+  }
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return (originalQuery as any).call(this, config, values, callback);
+};
+
+async function captureCycle(db: Db): Promise<CapturedCycle> {
+  const caller = agent("profile");
+  capture = [];
+  const claimed = await claim(db, caller, "profile", { durationSeconds: 300 });
+  const claimStatements = capture;
+  capture = [];
+  await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
+  const releaseStatements = capture;
+  capture = null;
+  return { claim: claimStatements, release: releaseStatements, leaseId: claimed!.lease.id };
+}
+
+const oneLine = (text: string, max = 110) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+};
+
+// --- three ways to send the same SQL ------------------------------------------------------------
+
+type Cycle = { claim(worker: number): Promise<string | null>; release(worker: number, leaseId: string): Promise<void> };
+
+function serviceLayer(db: Db): Cycle {
+  const epochs = new Map<string, number>();
+  return {
+    async claim(worker) {
+      const caller = agent(`w${worker}`);
+      const claimed = await claim(db, caller, caller.workerId!, { durationSeconds: 300 });
+      if (!claimed) return null;
+      epochs.set(claimed.lease.id, claimed.lease.epoch);
+      return claimed.lease.id;
+    },
+    async release(worker, leaseId) {
+      await release(db, agent(`w${worker}`), { leaseId, epoch: epochs.get(leaseId)!, evidence: "bench" });
+      epochs.delete(leaseId);
+    },
+  };
+}
+
+/** Values of a captured statement with the captured worker id and lease id swapped for new ones. */
+const rebind = (statement: Captured, from: Record<string, string>, to: Record<string, string>) =>
+  statement.values.map((value) => {
+    for (const key of Object.keys(from)) if (value === from[key]) return to[key];
+    return value;
+  });
+
+/** The captured statements on a bare pg.Pool: same prepared statements, same round trips. */
+function replay(pool: Pg.Pool, captured: { claim: Captured[]; release: Captured[]; leaseId: string }): Cycle {
+  const from = { worker: "profile", lease: captured.leaseId };
+  const run = async (statements: Captured[], to: Record<string, string>) => {
+    const client = await pool.connect();
+    try {
+      let result: Pg.QueryResult | undefined;
+      for (const s of statements) {
+        const r = await client.query({ name: s.name, text: s.text, values: rebind(s, from, to) });
+        if (s.text.includes("lease.claimed")) result = r;
+      }
+      return result;
+    } finally {
+      client.release();
+    }
+  };
+  return {
+    async claim(worker) {
+      const result = await run(captured.claim, { worker: `w${worker}`, lease: "" });
+      return (result?.rows[0]?.lease?.id as string | undefined) ?? null;
+    },
+    async release(worker, leaseId) {
+      await run(captured.release, { worker: `w${worker}`, lease: leaseId });
+    },
+  };
+}
+
+/** Parameters inlined as literals; BEGIN; …; COMMIT sent as one message: one round trip per operation. */
+function oneRoundTrip(pool: Pg.Pool, captured: { claim: Captured[]; release: Captured[]; leaseId: string }): Cycle {
+  const from = { worker: "profile", lease: captured.leaseId };
+  const literal = (value: unknown) =>
+    value === null || value === undefined ? "NULL" : typeof value === "number" ? String(value) : pg.Client.prototype.escapeLiteral(String(value));
+  const script = (statements: Captured[], to: Record<string, string>) =>
+    statements
+      .map((s) => {
+        const values = rebind(s, from, to);
+        return s.text.replace(/\$(\d+)/g, (_, i: string) => literal(values[Number(i) - 1]));
+      })
+      .join(";\n");
+  return {
+    async claim(worker) {
+      const results = (await pool.query(script(captured.claim, { worker: `w${worker}`, lease: "" }))) as unknown as Pg.QueryResult[];
+      const row = results.find((r) => r.fields?.some((f) => f.name === "lease"))?.rows[0];
+      return (row?.lease?.id as string | undefined) ?? null;
+    },
+    async release(worker, leaseId) {
+      await pool.query(script(captured.release, { worker: `w${worker}`, lease: leaseId }));
+    },
+  };
+}
+
+async function floorCycle(pool: Pg.Pool): Promise<boolean> {
+  const { rows } = await pool.query(`UPDATE floor_jobs SET claimed_at = now() WHERE id = (
+    SELECT id FROM floor_jobs WHERE claimed_at IS NULL ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id`);
+  if (rows.length === 0) return false;
+  await pool.query("UPDATE floor_jobs SET done = true WHERE id = $1", [rows[0].id]);
+  return true;
+}
+
+// --- measurements -------------------------------------------------------------------------------
+
+async function latency(cycle: Cycle) {
+  const claimMs: number[] = [];
+  const releaseMs: number[] = [];
+  for (let i = 0; i < LATENCY_CYCLES; i++) {
+    let t = performance.now();
+    const leaseId = await cycle.claim(0);
+    claimMs.push(performance.now() - t);
+    if (!leaseId) throw new Error("ran out of ready items");
+    t = performance.now();
+    await cycle.release(0, leaseId);
+    releaseMs.push(performance.now() - t);
+  }
+  return { claimP50: percentile(claimMs, 50), releaseP50: percentile(releaseMs, 50) };
+}
+
+async function cpuPerCycle(postmasterPid: number | null, run: (workers: number) => Promise<number>) {
+  const meter = cpuMeter(postmasterPid);
+  const started = performance.now();
+  const rate = await run(CPU_WORKERS);
+  const cpu: CpuSample = meter.stop();
+  const cycles = rate * ((performance.now() - started) / 1000);
+  return {
+    rate,
+    appMs: cpu.appMs / cycles,
+    postgresMs: cpu.postgresMs === null ? null : cpu.postgresMs / cycles,
+  };
+}
+
+interface CapturedCycle {
+  claim: Captured[];
+  release: Captured[];
+  leaseId: string;
+}
+
+function statementsSection(out: Out, captured: CapturedCycle) {
+  out();
+  out(`## Statements (round trips) per cycle, service layer: claim ${captured.claim.length}, release ${captured.release.length}`);
+  out();
+  for (const [op, list] of [["claim", captured.claim], ["release", captured.release]] as const) {
+    list.forEach((s, i) => out(`- ${op} ${i + 1}: \`${oneLine(s.text)}\` (${s.values.length} parameters, ${s.text.length} characters)`));
+  }
+}
+
+async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle) {
+  const withoutTransaction = { ...captured, claim: captured.claim.filter((s) => !/^(BEGIN|COMMIT)$/.test(s.text.trim())) };
+  const variants: { name: string; make: (db: Db, pool: Pg.Pool) => Cycle; generic?: boolean }[] = [
+    { name: "service layer (Prisma interactive transactions)", make: (db) => serviceLayer(db) },
+    { name: "same SQL and round trips on bare pg", make: (_db, pool) => replay(pool, captured) },
+    { name: "bare pg, generic plans, claim as one autocommit statement", make: (_db, pool) => replay(pool, withoutTransaction), generic: true },
+    { name: "one simple-protocol message per operation (planned each time)", make: (_db, pool) => oneRoundTrip(pool, captured) },
+  ];
+  out();
+  out(`## Latency at 1 worker (p50 of ${LATENCY_CYCLES}) and CPU per cycle at ${CPU_WORKERS} workers (${CPU_WINDOW_MS} ms window)`);
+  out();
+  out("| path | claim p50 (ms) | release p50 (ms) | cycles/s at 16 | app CPU ms/cycle | PostgreSQL CPU ms/cycle |");
+  out("|---|---:|---:|---:|---:|---:|");
+  for (const [index, variant] of variants.entries()) {
+    const name = `bench_profile_${index}`;
+    const url = await createDatabase(server.adminUrl, name, "bench_profile_template");
+    const db = createDb(url, { poolSize: CPU_WORKERS });
+    const pool = new pg.Pool({ connectionString: url, max: CPU_WORKERS, ...(variant.generic ? { options: "-c plan_cache_mode=force_generic_plan" } : {}) });
+    pool.on("error", () => {});
+    try {
+      const cycle = variant.make(db, pool);
+      await latency(cycle); // warm-up: connections and prepared statements
+      const lat = await latency(cycle);
+      // Open every connection before the CPU window, so no backend starts (or exits) inside it.
+      await Promise.all(Array.from({ length: CPU_WORKERS }, (_, w) => cycle.claim(w).then((id) => (id ? cycle.release(w, id) : undefined))));
+      const cpu = await cpuPerCycle(server.postmasterPid, (workers) =>
+        timedLoops(workers, CPU_WINDOW_MS, async (worker) => {
+          const leaseId = await cycle.claim(worker);
+          if (!leaseId) return false;
+          await cycle.release(worker, leaseId);
+          return true;
+        }),
+      );
+      out(`| ${variant.name} | ${lat.claimP50.toFixed(2)} | ${lat.releaseP50.toFixed(2)} | ${cpu.rate.toFixed(0)} | ${cpu.appMs.toFixed(2)} | ${cpu.postgresMs?.toFixed(2) ?? "n/a"} |`);
+    } finally {
+      await db.$disconnect();
+      await pool.end();
+      await dropDatabase(server.adminUrl, name);
+    }
+  }
+  const url = await createDatabase(server.adminUrl, "bench_profile_floor");
+  const pool = new pg.Pool({ connectionString: url, max: CPU_WORKERS });
+  pool.on("error", () => {});
+  try {
+    await pool.query(`CREATE TABLE floor_jobs (id bigserial PRIMARY KEY, claimed_at timestamptz, done boolean NOT NULL DEFAULT false);
+      CREATE INDEX floor_jobs_todo ON floor_jobs (id) WHERE claimed_at IS NULL;
+      INSERT INTO floor_jobs (done) SELECT false FROM generate_series(1, 100000);`);
+    await pool.query("VACUUM ANALYZE floor_jobs");
+    const lat: number[] = [];
+    for (let i = 0; i < 2 * LATENCY_CYCLES; i++) {
+      const t = performance.now();
+      await floorCycle(pool);
+      if (i >= LATENCY_CYCLES) lat.push(performance.now() - t);
+    }
+    await Promise.all(Array.from({ length: CPU_WORKERS }, () => floorCycle(pool)));
+    const cpu = await cpuPerCycle(server.postmasterPid, (workers) => timedLoops(workers, CPU_WINDOW_MS, () => floorCycle(pool)));
+    out(`| raw-SQL floor (2 autocommit statements) | ${percentile(lat, 50).toFixed(2)} (whole cycle) | — | ${cpu.rate.toFixed(0)} | ${cpu.appMs.toFixed(2)} | ${cpu.postgresMs?.toFixed(2) ?? "n/a"} |`);
+  } finally {
+    await pool.end();
+    await dropDatabase(server.adminUrl, "bench_profile_floor");
+  }
+}
+
+async function explainSection(out: Out, server: BenchServer, n: number) {
+  const url = await createDatabase(server.adminUrl, "bench_profile_graph", "bench_profile_base");
+  const graph = await buildGraph(url, n);
+  const db = createDb(url, { poolSize: 2 });
+  await captureCycle(db); // the statements as a running server sends them
+  const statements = await captureCycle(db);
+  await db.$disconnect();
+  out();
+  out(`## EXPLAIN ANALYZE at ${graph.open.toLocaleString("en")} open items (${graph.leased.toLocaleString("en")} leased, at the head of the queue)`);
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("BEGIN");
+    const from = { worker: "profile", lease: statements.leaseId };
+    // Pass 0 warms this connection (plans, trigger functions); pass 1 is reported.
+    for (const pass of [0, 1]) {
+      for (const [op, list] of [["claim", statements.claim], ["release", statements.release]] as const) {
+        let to = { worker: "profile", lease: "" };
+        if (op === "release") {
+          const { rows } = await client.query("SELECT id::text FROM leases WHERE worker_id = 'profile' AND ended_at IS NULL");
+          to = { worker: "profile", lease: rows[0].id };
+        }
+        for (const [i, s] of list.entries()) {
+          if (/^(BEGIN|COMMIT)$/i.test(s.text.trim())) continue;
+          const { rows } = await client.query({ text: `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${s.text}`, values: rebind(s, from, to) });
+          if (pass === 0) continue;
+          out();
+          out(`### ${op}, statement ${i + 1}: \`${oneLine(s.text, 80)}\``);
+          out();
+          out("```");
+          for (const row of rows) out(row["QUERY PLAN"]);
+          out("```");
+        }
+      }
+    }
+  } finally {
+    await client.query("ROLLBACK");
+    await client.end();
+    await dropDatabase(server.adminUrl, "bench_profile_graph");
+  }
+}
+
+async function main() {
+  const server = await startServer();
+  const lines: string[] = [];
+  const out: Out = (line = "") => {
+    lines.push(line);
+    console.log(line);
+  };
+  try {
+    await migrateDeploy(await createDatabase(server.adminUrl, "bench_profile_base"));
+    const template = await createDatabase(server.adminUrl, "bench_profile_template", "bench_profile_base");
+    // Enough ready items for every variant's latency and CPU runs.
+    await insertReady(template, "p-", 2 * LATENCY_CYCLES + 60_000);
+    out(`# Profile of a claim → release cycle (${new Date().toISOString()})`);
+    out();
+    out(`${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}. Server: ${server.settings}`);
+    const captureUrl = await createDatabase(server.adminUrl, "bench_profile_capture", "bench_profile_template");
+    const captureDb = createDb(captureUrl, { poolSize: 2 });
+    await captureCycle(captureDb); // first call: connection set-up and statement preparation
+    const captured = await captureCycle(captureDb);
+    await captureDb.$disconnect();
+    if (sections.has("statements")) statementsSection(out, captured);
+    if (sections.has("cpu")) await cpuSection(out, server, captured);
+    for (const n of sections.has("explain") ? EXPLAIN_SCALES : []) await explainSection(out, server, n);
+  } catch (error) {
+    console.error(error);
+    process.exitCode = 1;
+  } finally {
+    await server.stop();
+  }
+  const dir = path.join(benchDir, "results");
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `profile-${new Date().toISOString().replace(/[:.]/g, "-")}.md`);
+  await writeFile(file, `${lines.join("\n")}\n`);
+  log(`written to ${path.relative(process.cwd(), file)}`);
+}
+
+await main();
