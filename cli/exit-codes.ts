@@ -17,8 +17,10 @@ export const EXIT = {
   NOT_CLAIMABLE: 6,
   /** Any other conflict: ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED, IDEMPOTENCY_KEY_REUSED. */
   CONFLICT: 7,
-  /** NETWORK or INTERNAL: the server could not be reached or failed. Retrying later is reasonable. */
+  /** NETWORK, UNAVAILABLE or INTERNAL: the server could not be reached or failed. Retrying later is reasonable. */
   UNAVAILABLE: 8,
+  /** WORKER_DRAINED: an operator drained this worker; finish what you hold, claim nothing new. */
+  DRAINED: 9,
 } as const;
 
 export function exitCodeFor(reason: ErrorReason): number {
@@ -41,7 +43,12 @@ export function exitCodeFor(reason: ErrorReason): number {
     case "ALREADY_RESOLVED":
     case "IDEMPOTENCY_KEY_REUSED":
       return EXIT.CONFLICT;
+    case "TOO_LARGE":
+      return EXIT.USAGE;
+    case "WORKER_DRAINED":
+      return EXIT.DRAINED;
     case "NETWORK":
+    case "UNAVAILABLE":
     case "INTERNAL":
       return EXIT.UNAVAILABLE;
     case "ABORTED":
@@ -52,11 +59,12 @@ export function exitCodeFor(reason: ErrorReason): number {
 export const EXIT_CODE_TABLE = `Exit codes:
   0  ok
   1  unexpected error
-  2  usage error, or VALIDATION (the input is wrong: fix it, do not retry as is)
+  2  usage error, VALIDATION or TOO_LARGE (the input is wrong: fix it, do not retry as is)
   3  UNAUTHENTICATED / FORBIDDEN (token missing, unknown, revoked, or not allowed)
   4  NOT_FOUND
   5  LEASE_NOT_CURRENT: your lease is gone (expired, taken over, ended) - stop working on the item
   6  NOT_CLAIMABLE, or claim found nothing ready
   7  other conflict (ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED,
      IDEMPOTENCY_KEY_REUSED)
-  8  server unreachable or failing (NETWORK / INTERNAL): retry later`;
+  8  server unreachable or failing (NETWORK / UNAVAILABLE / INTERNAL): retry later
+  9  WORKER_DRAINED: an operator drained this worker - finish what you hold, claim nothing new`;

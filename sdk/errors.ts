@@ -4,7 +4,8 @@ import type { AppRouter } from "../server/trpc/root";
 /** The `reason` values of API.md, plus three the client adds for failures without an API answer. */
 export const API_REASONS = [
   "VALIDATION", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "LEASE_NOT_CURRENT", "NOT_CLAIMABLE", "ALREADY_TERMINAL",
-  "ITEM_LEASED", "DEPENDENCY_CYCLE", "DUPLICATE", "ALREADY_RESOLVED", "IDEMPOTENCY_KEY_REUSED",
+  "ITEM_LEASED", "DEPENDENCY_CYCLE", "DUPLICATE", "ALREADY_RESOLVED", "IDEMPOTENCY_KEY_REUSED", "WORKER_DRAINED",
+  "TOO_LARGE", "UNAVAILABLE",
 ] as const;
 
 export type ApiReason = (typeof API_REASONS)[number];
