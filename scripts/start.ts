@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import next from "next";
-import { ensureAdminToken } from "../server/auth/tokens";
+import { AdminTokenError, checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
 import { sweepIntervalMs } from "../server/config";
 import { createDb } from "../server/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../server/database/embedded";
@@ -51,6 +51,7 @@ async function buildNext(): Promise<void> {
 }
 
 async function main() {
+  checkAdminTokenSetting(process.env.WORK_GRAPH_ADMIN_TOKEN);
   let embedded: EmbeddedDatabase | undefined;
   if (!process.env.DATABASE_URL) {
     const dataDir = path.resolve(root, process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph");
@@ -62,7 +63,11 @@ async function main() {
   await migrateDeploy(databaseUrl);
 
   const db = createDb(databaseUrl, { poolSize: 4 });
-  const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN);
+  const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN).catch(async (error: unknown) => {
+    await db.$disconnect();
+    await embedded?.stop();
+    throw error;
+  });
 
   if (!dev && !buildIsCurrent()) await buildNext();
   process.env.NEXT_TELEMETRY_DISABLED = "1";
@@ -103,6 +108,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error("[work-graph] failed to start:", error);
+  console.error("[work-graph] failed to start:", error instanceof AdminTokenError ? error.message : error);
   process.exit(1);
 });

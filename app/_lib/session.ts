@@ -1,5 +1,5 @@
 import { cookies } from "next/headers";
-import { authenticate } from "@/server/auth/tokens";
+import { sessionCaller as callerOfSession } from "@/server/auth/sessions";
 import { getDb } from "@/server/db";
 import type { Caller } from "@/server/domain/types";
 import { SESSION_COOKIE } from "@/server/trpc/init";
@@ -7,10 +7,10 @@ import { SESSION_COOKIE } from "@/server/trpc/init";
 /** Roles that may use the dashboard: humans. Agent tokens are refused at login and here. */
 export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(["operator", "admin"]);
 
-/** The operator or admin behind the request's session cookie, or null (no cookie, unknown, revoked, or an agent token). */
+/** The operator or admin behind the request's session cookie, or null (no cookie, unknown or expired session, revoked token, or an agent token). */
 export async function sessionCaller(): Promise<Caller | null> {
-  const token = (await cookies()).get(SESSION_COOKIE)?.value;
-  if (!token) return null;
-  const caller = await authenticate(getDb(), token);
+  const sessionId = (await cookies()).get(SESSION_COOKIE)?.value;
+  if (!sessionId) return null;
+  const caller = await callerOfSession(getDb(), sessionId);
   return caller && DASHBOARD_ROLES.has(caller.role) ? caller : null;
 }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
-import type { Tx } from "../database/transaction";
+import { inTransaction, type Tx } from "../database/transaction";
 import { notFound, WorkGraphError } from "../errors";
 import type { Caller, Role } from "../domain/types";
 
@@ -12,27 +12,33 @@ function newSecret(role: Role): string {
   return `${PREFIX[role]}_${randomBytes(24).toString("base64url")}`;
 }
 
-interface TokenRow {
+export interface TokenIdentity {
   id: string;
   role: Role;
   workerId: string | null;
   label: string | null;
+}
+
+interface TokenRow extends TokenIdentity {
   createdAt: Date;
   revokedAt: Date | null;
 }
 
-/** The caller a bearer token stands for, or null when it is unknown or revoked. */
-export async function authenticate(db: Db | Tx, token: string): Promise<Caller | null> {
-  const [row] = await db.$queryRaw<TokenRow[]>`
-    SELECT id::text, role, worker_id AS "workerId", label FROM api_tokens
-     WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL`;
-  if (!row) return null;
+export function callerFromToken(row: TokenIdentity): Caller {
   return {
     tokenId: row.id,
     role: row.role,
     workerId: row.workerId,
     actor: row.role === "agent" ? row.workerId! : `${row.role}:${row.label ?? row.id.slice(0, 8)}`,
   };
+}
+
+/** The caller a bearer token stands for, or null when it is unknown or revoked. */
+export async function authenticate(db: Db | Tx, token: string): Promise<Caller | null> {
+  const [row] = await db.$queryRaw<TokenIdentity[]>`
+    SELECT id::text, role, worker_id AS "workerId", label FROM api_tokens
+     WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL`;
+  return row ? callerFromToken(row) : null;
 }
 
 export interface CreateTokenInput {
@@ -70,28 +76,76 @@ export async function listTokens(db: Db | Tx) {
   }));
 }
 
+/** Revoking a token also ends every dashboard session logged in with it. */
 export async function revokeToken(db: Db | Tx, id: string) {
   const [row] = await db.$queryRaw<{ id: string; revokedAt: Date }[]>`
-    UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, statement_timestamp())
-     WHERE id::text = ${id} RETURNING id::text, revoked_at AS "revokedAt"`;
+    WITH revoked AS (
+      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, statement_timestamp())
+       WHERE id::text = ${id} RETURNING id, revoked_at
+    ), ended AS (DELETE FROM dashboard_sessions WHERE token_id IN (SELECT id FROM revoked))
+    SELECT id::text, revoked_at AS "revokedAt" FROM revoked`;
   if (!row) throw notFound("token", id);
   return { id: row.id, revokedAt: row.revokedAt.toISOString() };
 }
 
+/** The configured admin secret cannot be used; the message says what to do. `npm start` prints it and exits. */
+export class AdminTokenError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AdminTokenError";
+  }
+}
+
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** Checked before anything starts: a short WORK_GRAPH_ADMIN_TOKEN would be a guessable admin password. */
+export function checkAdminTokenSetting(configured: string | undefined): void {
+  if (configured !== undefined && configured.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new AdminTokenError(
+      `WORK_GRAPH_ADMIN_TOKEN is ${configured.length} characters long; it must have at least ${MIN_ADMIN_TOKEN_LENGTH}. ` +
+        "Generate one with `openssl rand -base64 32`, or unset it to get a generated admin token.",
+    );
+  }
+}
+
+// Any fixed number works: it only has to be the same in every instance sharing the database.
+const ADMIN_BOOTSTRAP_LOCK = 727_001;
+
 /**
  * First start: make sure an admin can get in. WORK_GRAPH_ADMIN_TOKEN, when set, is (also)
  * accepted as an admin token; otherwise, if no admin token exists, one is created and
- * returned so the start script can print it once.
+ * returned so the start script can print it once. Instances starting together on one
+ * database serialize on a transaction-level advisory lock, so exactly one of them creates
+ * the token and none fails.
  */
 export async function ensureAdminToken(db: Db, configured?: string): Promise<string | null> {
-  if (configured) {
-    const known = await authenticate(db, configured);
-    if (!known) await createToken(db, { role: "admin", label: "WORK_GRAPH_ADMIN_TOKEN" }, configured);
-    return null;
-  }
-  const [existing] = await db.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM api_tokens WHERE role = 'admin' AND revoked_at IS NULL`;
-  if ((existing?.n ?? 0) > 0) return null;
-  const { token } = await createToken(db, { role: "admin", label: "first-start" });
-  return token;
+  checkAdminTokenSetting(configured);
+  return inTransaction(db, async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_BOOTSTRAP_LOCK})`;
+    if (configured !== undefined) {
+      await tx.$executeRaw`
+        INSERT INTO api_tokens (token_hash, role, label) VALUES (${hashToken(configured)}, 'admin', 'WORK_GRAPH_ADMIN_TOKEN')
+        ON CONFLICT (token_hash) DO NOTHING`;
+      const [row] = await tx.$queryRaw<{ id: string; role: Role; revoked: boolean }[]>`
+        SELECT id::text, role, revoked_at IS NOT NULL AS revoked FROM api_tokens WHERE token_hash = ${hashToken(configured)}`;
+      if (row!.revoked) {
+        throw new AdminTokenError(
+          `WORK_GRAPH_ADMIN_TOKEN is a revoked token (id ${row!.id}). Set WORK_GRAPH_ADMIN_TOKEN to a new secret, ` +
+            "or unset it and log in with another admin token.",
+        );
+      }
+      if (row!.role !== "admin") {
+        throw new AdminTokenError(
+          `WORK_GRAPH_ADMIN_TOKEN is an existing ${row!.role} token (id ${row!.id}), not an admin token. ` +
+            "Set WORK_GRAPH_ADMIN_TOKEN to a different secret, or unset it and use an existing admin token.",
+        );
+      }
+      return null;
+    }
+    const [existing] = await tx.$queryRaw<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM api_tokens WHERE role = 'admin' AND revoked_at IS NULL`;
+    if ((existing?.n ?? 0) > 0) return null;
+    const { token } = await createToken(tx, { role: "admin", label: "first-start" });
+    return token;
+  });
 }

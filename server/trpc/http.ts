@@ -1,31 +1,93 @@
+import { getErrorShape, TRPCError } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
+import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { Db } from "../db";
-import { createContext } from "./init";
+import { readBoundedBody } from "../http/body";
+import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
+import { maxBatchCalls, maxBodyBytes } from "../http/limits";
+import { newRequestId, withRequestId } from "../http/request-id";
+import { createContext, type Context } from "./init";
 import { appRouter } from "./root";
 
+const ENDPOINT = "/api/trpc";
+
+/** A refusal made before tRPC runs, in tRPC's error shape (the router's formatter adds reason and detail). */
+function refusal(error: WorkGraphError, path: string): Response {
+  const trpcError = new TRPCError({ code: TRPC_CODE_BY_REASON[error.reason], message: error.message, cause: error });
+  const shape = getErrorShape({ config: appRouter._def._config, error: trpcError, type: "unknown", path, input: undefined, ctx: undefined });
+  return new Response(JSON.stringify({ error: shape }), {
+    status: getHTTPStatusCodeFromError(trpcError),
+    headers: { "content-type": "application/json" },
+  });
+}
+
+const tooLarge = (limit: number) =>
+  new WorkGraphError("TOO_LARGE", `the request body is larger than ${limit} bytes (WORK_GRAPH_MAX_BODY_BYTES)`, { limitBytes: limit });
+
 /**
+ * Order matters: limits visible in the URL and headers first, then authentication from the
+ * headers, and only then the body, read up to the limit. An unauthenticated POST is refused
+ * without reading its body (every mutation needs a token).
+ *
  * API.md: a mutation is a POST with the input JSON as the body. tRPC only parses a body
  * labelled application/json and answers anything else with 415, so a JSON body sent without
  * that label (fetch with a string body: text/plain; `curl -d`: form-urlencoded) is read as
  * the JSON it is. Not JSON after all: VALIDATION, like any malformed body.
  */
-async function withJsonBody(request: Request): Promise<Request> {
-  if (request.method !== "POST" || /^application\/json\s*(;|$)/i.test(request.headers.get("content-type") ?? "")) return request;
-  const headers = new Headers(request.headers);
-  headers.set("content-type", "application/json");
-  return new Request(request.url, { method: "POST", headers, body: await request.text(), signal: request.signal });
-}
+async function respond(db: Db, incoming: Request, requestId: string, onError: (error: unknown) => void): Promise<Response> {
+  const url = new URL(incoming.url);
+  const path = url.pathname.slice(ENDPOINT.length + 1);
+  const calls = url.searchParams.get("batch") === "1" ? path.split(",").length : 1;
+  if (calls > maxBatchCalls()) {
+    return refusal(new WorkGraphError("TOO_LARGE", `a batch may hold at most ${maxBatchCalls()} calls (WORK_GRAPH_MAX_BATCH); this one has ${calls}`, { limit: maxBatchCalls() }), path);
+  }
+  const isPost = incoming.method === "POST";
+  const limit = maxBodyBytes();
+  if (isPost && Number(incoming.headers.get("content-length") ?? 0) > limit) return refusal(tooLarge(limit), path);
 
-/** The one HTTP entry point: Next's route handler and the test server both call it. */
-export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (error: unknown) => void): Promise<Response> {
-  const request = await withJsonBody(incoming);
+  let context: Context | undefined;
+  let contextFailure: unknown;
+  try {
+    context = await createContext(db, { headers: incoming.headers, method: incoming.method, requestId });
+  } catch (error) {
+    contextFailure = error;
+  }
+  if (isPost && context && !context.caller) {
+    return refusal(new WorkGraphError("UNAUTHENTICATED", "missing, unknown or revoked token: send Authorization: Bearer <token>"), path);
+  }
+
+  let body: Buffer<ArrayBuffer> | undefined;
+  if (isPost && context) {
+    const read = await readBoundedBody(incoming, limit).catch(() => undefined);
+    if (read === undefined) return refusal(new WorkGraphError("VALIDATION", "the request body could not be read"), path);
+    if (read === null) return refusal(tooLarge(limit), path);
+    body = read;
+  }
+  const headers = new Headers(incoming.headers);
+  if (isPost) headers.set("content-type", "application/json");
+  const request = new Request(url, { method: incoming.method, headers, body: isPost ? (body ?? Buffer.alloc(0)) : undefined, signal: incoming.signal });
+
   return fetchRequestHandler({
-    endpoint: "/api/trpc",
+    endpoint: ENDPOINT,
     req: request,
     router: appRouter,
-    createContext: () => createContext(db, { headers: request.headers, method: request.method }),
+    createContext: () => (context ? context : Promise.reject(contextFailure)),
     onError: ({ error }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") (onError ?? console.error)(error.cause ?? error);
+      if (error.code === "INTERNAL_SERVER_ERROR") onError(error.cause ?? error);
     },
   });
+}
+
+/**
+ * The one HTTP entry point: Next's route handler and the test server both call it. Every
+ * response carries `x-request-id` (the id INTERNAL errors and the server log quote) and
+ * `cache-control: no-store` (answers hold tokens, work and questions; no cache keeps them).
+ */
+export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (error: unknown) => void): Promise<Response> {
+  const requestId = newRequestId();
+  const logFailure = onError ?? ((error: unknown) => console.error(`[work-graph] request ${requestId} failed:`, error));
+  const response = await withRequestId(requestId, () => respond(db, incoming, requestId, logFailure));
+  response.headers.set("x-request-id", requestId);
+  response.headers.set("cache-control", "no-store");
+  return response;
 }

@@ -1,10 +1,12 @@
 import { initTRPC, TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { sessionCaller } from "../auth/sessions";
 import { authenticate } from "../auth/tokens";
 import type { Db } from "../db";
 import { sqlState } from "../database/transaction";
 import type { Caller, Role } from "../domain/types";
 import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
+import { currentRequestId } from "../http/request-id";
 
 export const SESSION_COOKIE = "wg_session";
 /** Header the dashboard sends with every call; a cross-site form or fetch cannot set it without CORS. */
@@ -13,17 +15,20 @@ export const CSRF_HEADER = "x-work-graph-csrf";
 export interface Context {
   db: Db;
   caller: Caller | null;
+  requestId: string;
 }
 
 export interface RequestInfo {
   headers: Headers;
   method: string;
+  requestId: string;
 }
 
-function cookieValue(header: string | null, name: string): string | null {
+/** The raw cookie value: session ids are URL-safe, so nothing is decoded (a malformed value simply matches no session). */
+export function cookieValue(header: string | null, name: string): string | null {
   for (const part of (header ?? "").split(";")) {
     const [key, ...rest] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(rest.join("="));
+    if (key === name) return rest.join("=");
   }
   return null;
 }
@@ -34,15 +39,16 @@ function cookieValue(header: string | null, name: string): string | null {
  * page cannot add (and SameSite=strict already keeps the cookie off cross-site requests).
  */
 export async function createContext(db: Db, request: RequestInfo): Promise<Context> {
+  const { requestId } = request;
   const authorization = request.headers.get("authorization");
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  if (bearer) return { db, caller: await authenticate(db, bearer) };
+  if (bearer) return { db, requestId, caller: await authenticate(db, bearer) };
   const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (session) {
-    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, caller: null };
-    return { db, caller: await authenticate(db, session) };
+    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, requestId, caller: null };
+    return { db, requestId, caller: await sessionCaller(db, session) };
   }
-  return { db, caller: null };
+  return { db, requestId, caller: null };
 }
 
 function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
@@ -51,9 +57,11 @@ function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Rec
   switch (error.code) {
     case "BAD_REQUEST":
     case "PARSE_ERROR":
-    case "PAYLOAD_TOO_LARGE":
     case "METHOD_NOT_SUPPORTED":
+    case "UNSUPPORTED_MEDIA_TYPE":
       return { reason: "VALIDATION" };
+    case "PAYLOAD_TOO_LARGE":
+      return { reason: "TOO_LARGE" };
     case "UNAUTHORIZED":
       return { reason: "UNAUTHENTICATED" };
     case "FORBIDDEN":
@@ -74,8 +82,17 @@ function describeIssues(issues: { path?: PropertyKey[]; message?: string }[]): s
 const t = initTRPC.context<Context>().create({
   // Stack traces stay in the server log, not in responses.
   isDev: process.env.NODE_ENV === "development",
-  errorFormatter({ shape, error }) {
+  errorFormatter({ shape, error, ctx }) {
     const { reason, detail } = reasonOf(error);
+    if (reason === "INTERNAL") {
+      // A defect: the caller gets an id to quote, the server log (handleTrpcRequest's onError) the details.
+      const requestId = ctx?.requestId ?? currentRequestId() ?? "unknown";
+      return {
+        ...shape,
+        message: `internal error; the server log has the details under request id ${requestId}`,
+        data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, reason, detail: { requestId } },
+      };
+    }
     const cause = error.cause as { issues?: unknown } | undefined;
     const issues = error.code === "BAD_REQUEST" && Array.isArray(cause?.issues) ? cause.issues : undefined;
     return {
@@ -104,9 +121,15 @@ const mapDomainErrors = t.middleware(async ({ next }) => {
     }
     const state = sqlState(cause);
     // invalid_text_representation / numeric or datetime out of range: input the schema let through.
-    if (state === "22P02" || state === "22003" || state === "22008" || state === "22001") {
+    // character_not_in_repertoire / untranslatable_character: text PostgreSQL cannot store (the schemas refuse it first).
+    if (state === "22P02" || state === "22003" || state === "22008" || state === "22001" || state === "22021" || state === "22P05") {
       const refusal = new WorkGraphError("VALIDATION", "input value is out of range or malformed");
       throw new TRPCError({ code: "BAD_REQUEST", message: refusal.message, cause: refusal });
+    }
+    // query_canceled: the statement timeout (WORK_GRAPH_STATEMENT_TIMEOUT_MS) ended a slow statement.
+    if (state === "57014") {
+      const refusal = new WorkGraphError("UNAVAILABLE", "the database did not answer within the statement timeout; retry later, or ask for less");
+      throw new TRPCError({ code: "SERVICE_UNAVAILABLE", message: refusal.message, cause: refusal });
     }
   }
   return result;

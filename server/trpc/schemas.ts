@@ -2,21 +2,31 @@ import { z } from "zod";
 import { ATTENTION_KINDS, STAGES } from "../domain/types";
 import { WORK_ITEM_ID } from "../domain/ids";
 
+// PostgreSQL text cannot hold NUL, and an unpaired UTF-16 surrogate is not Unicode text.
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The one string schema of every API input: refuses NUL and lone surrogates with VALIDATION
+ * naming the field (the issue path), before anything reaches the database.
+ */
+export const safeString = () =>
+  z.string().refine((value) => !UNSTORABLE.test(value), { message: "must not contain NUL characters or unpaired UTF-16 surrogates" });
+
 const nonBlank = (what: string, max: number) =>
-  z.string().max(max).refine((value) => value.trim().length > 0, { message: `${what} must not be blank` });
+  safeString().max(max).refine((value) => value.trim().length > 0, { message: `${what} must not be blank` });
 
 /** A new item's id: the format of API.md. */
-export const newWorkItemId = z.string().regex(WORK_ITEM_ID, "id must match [a-z0-9][a-z0-9._-]{0,99}");
+export const newWorkItemId = safeString().regex(WORK_ITEM_ID, "id must match [a-z0-9][a-z0-9._-]{0,99}");
 /** A reference to an existing item: any id; an unknown one gets NOT_FOUND. */
-export const workItemRef = z.string().min(1).max(200);
-export const uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
+export const workItemRef = safeString().min(1).max(200);
+export const uuid = safeString().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, "must be a UUID");
 export const epoch = z.number().int().min(0).max(2_147_483_647);
 export const priority = z.number().int().min(-1_000_000_000).max(1_000_000_000);
 export const durationSeconds = z.number().int().min(1).max(86_400);
-export const idempotencyKey = z.string().min(1).max(200);
-export const workerId = z.string().min(1).max(200);
+export const idempotencyKey = safeString().min(1).max(200);
+export const workerId = safeString().min(1).max(200);
 export const title = nonBlank("title", 500);
-export const description = z.string().max(50_000).nullish();
+export const description = safeString().max(50_000).nullish();
 export const stage = z.enum(STAGES);
 export const attentionKind = z.enum(ATTENTION_KINDS);
 export const limit = (max: number, fallback: number) => z.number().int().min(1).max(max).default(fallback);

@@ -1,5 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { Readable } from "node:stream";
 import { createTRPCClient, httpLink } from "@trpc/client";
 import { createToken } from "../../server/auth/tokens";
 import type { Db } from "../../server/db";
@@ -7,12 +8,13 @@ import type { Caller, Role } from "../../server/domain/types";
 import { authenticate } from "../../server/auth/tokens";
 import { createCaller, type AppRouter } from "../../server/trpc/root";
 import { handleTrpcRequest } from "../../server/trpc/http";
+import { newRequestId } from "../../server/http/request-id";
 
 /** In-process tRPC caller acting with a freshly minted token of `role`. */
 export async function callerAs(db: Db, role: Role, workerId?: string) {
   const { token } = await createToken(db, { role, workerId, label: `test-${role}` });
   const caller = (await authenticate(db, token)) as Caller;
-  return { token, caller, api: createCaller({ db, caller }) };
+  return { token, caller, api: createCaller({ db, caller, requestId: newRequestId() }) };
 }
 
 export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
@@ -23,18 +25,18 @@ export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
  */
 export async function startTestServer(db: Db) {
   const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
     const headers = new Headers();
     for (const [key, value] of Object.entries(req.headers)) {
       if (typeof value === "string") headers.set(key, value);
       else if (Array.isArray(value)) for (const v of value) headers.append(key, v);
     }
+    // The body is streamed, as Next hands it over: the handler decides how much of it to read.
     const request = new Request(`http://${req.headers.host}${req.url}`, {
       method: req.method,
       headers,
-      body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
-    });
+      body: req.method === "GET" || req.method === "HEAD" ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>),
+      duplex: "half",
+    } as RequestInit);
     const response = await handleTrpcRequest(db, request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));

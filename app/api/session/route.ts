@@ -1,13 +1,23 @@
 import { NextResponse } from "next/server";
+import { createSession, endSession, SESSION_SECONDS } from "@/server/auth/sessions";
 import { authenticate } from "@/server/auth/tokens";
 import { getDb } from "@/server/db";
-import { CSRF_HEADER, SESSION_COOKIE } from "@/server/trpc/init";
+import { readBoundedBody } from "@/server/http/body";
+import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from "@/server/trpc/init";
 import { DASHBOARD_ROLES } from "@/app/_lib/session";
 
 export const dynamic = "force-dynamic";
 
-/** A session lasts a working day; after that the token is pasted again. */
-const SESSION_SECONDS = 12 * 60 * 60;
+/** A login body holds one token (tokens are under 100 characters). */
+const LOGIN_BODY_BYTES = 4096;
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
 const json = (status: number, body: Record<string, unknown>) =>
   NextResponse.json(body, { status, headers: { "cache-control": "no-store" } });
@@ -27,11 +37,16 @@ function refuseCrossSite(request: Request): NextResponse | null {
   return json(403, { reason: "FORBIDDEN", message: `missing ${CSRF_HEADER} header` });
 }
 
-/** Log in: `{ token }` → sets the httpOnly session cookie when it is a live operator or admin token. */
+/**
+ * Log in: `{ token }` → a server-side session for a live operator or admin token; the httpOnly
+ * cookie carries only the session id (the token itself never goes back to the browser).
+ */
 export async function POST(request: Request) {
   const refused = refuseCrossSite(request);
   if (refused) return refused;
-  const body = (await request.json().catch(() => null)) as { token?: unknown } | null;
+  const raw = await readBoundedBody(request, LOGIN_BODY_BYTES).catch(() => null);
+  if (!raw) return json(413, { reason: "TOO_LARGE", message: "The login request is too large." });
+  const body = parseJson(raw.toString("utf8")) as { token?: unknown } | null;
   const token = typeof body?.token === "string" ? body.token.trim() : "";
   if (!token) return json(400, { reason: "VALIDATION", message: "Paste a token to log in." });
   if (token.length > 500) return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid." });
@@ -45,8 +60,9 @@ export async function POST(request: Request) {
       message: `That is an agent token (worker ${caller.workerId}). The dashboard is for people: use an operator or admin token.`,
     });
   }
+  const sessionId = await createSession(getDb(), caller.tokenId);
   const response = json(200, { role: caller.role, actor: caller.actor });
-  response.cookies.set(SESSION_COOKIE, token, {
+  response.cookies.set(SESSION_COOKIE, sessionId, {
     httpOnly: true,
     sameSite: "strict",
     path: "/",
@@ -56,10 +72,12 @@ export async function POST(request: Request) {
   return response;
 }
 
-/** Log out: clears the session cookie. */
+/** Log out: deletes the session (a copied cookie stops working too) and clears the cookie. */
 export async function DELETE(request: Request) {
   const refused = refuseCrossSite(request);
   if (refused) return refused;
+  const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+  if (sessionId) await endSession(getDb(), sessionId);
   const response = json(200, { ok: true });
   response.cookies.set(SESSION_COOKIE, "", { httpOnly: true, sameSite: "strict", path: "/", secure: isHttps(request), maxAge: 0 });
   return response;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { resolveAttention } from "../../operations/attention";
 import { getAttention, listAttention } from "../../queries/attention";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { idempotencyKey, limit, text, uuid, workItemRef, withKey } from "../schemas";
+import { idempotencyKey, limit, text, uuid, workItemRef, withKey, safeString } from "../schemas";
 import { requestAttentionProcedure } from "./leases";
 
 export const attentionRouter = router({
@@ -17,7 +17,7 @@ export const attentionRouter = router({
       status: z.enum(["open", "resolved"]).optional(),
       workItemId: workItemRef.optional(),
       limit: limit(200, 50),
-      cursor: z.string().max(400).optional(),
+      cursor: safeString().max(400).optional(),
     }).default({ limit: 50 }))
     .query(({ ctx, input }) => listAttention(ctx.db, input)),
 

@@ -8,7 +8,7 @@ import { renew } from "../../operations/renew";
 import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
 import { claimingWorker, assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { childSpec, durationSeconds, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey } from "../schemas";
+import { childSpec, durationSeconds, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey, safeString } from "../schemas";
 
 const agent = rolesProcedure("agent");
 
@@ -35,7 +35,7 @@ export const leasesRouter = router({
     }),
 
   release: agent
-    .input(z.object({ ...leaseRef, evidence: text("evidence", 100_000), links: z.array(z.string().min(1).max(2_000)).max(100).optional() }))
+    .input(z.object({ ...leaseRef, evidence: text("evidence", 100_000), links: z.array(safeString().min(1).max(2_000)).max(100).optional() }))
     .mutation(({ ctx, input }) => {
       assertActsForSelf(ctx.caller, input.workerId);
       return release(ctx.db, ctx.caller, input);
@@ -87,8 +87,8 @@ export const attentionRequestInput = z.object({
   ...leaseRef,
   kind: z.enum(["decision", "authority", "access", "review", "help", "scope"]),
   question: text("question", 20_000),
-  context: z.string().max(100_000).nullish(),
-  options: z.array(z.string().min(1).max(2_000)).max(50).optional(),
+  context: safeString().max(100_000).nullish(),
+  options: z.array(safeString().min(1).max(2_000)).max(50).optional(),
   blocking: z.boolean().default(true),
   idempotencyKey: idempotencyKey.optional(),
   key: idempotencyKey.optional(),

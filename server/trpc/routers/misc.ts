@@ -5,11 +5,11 @@ import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views
 import { listEvents } from "../../queries/events";
 import { listNotes } from "../../queries/notes";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { limit, uuid, workerId, workItemRef } from "../schemas";
+import { limit, uuid, workerId, workItemRef, safeString } from "../schemas";
 
 export const notesRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: z.string().max(400).optional() }))
+    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: safeString().max(400).optional() }))
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
 
@@ -35,7 +35,7 @@ const admin = rolesProcedure();
 
 export const tokensRouter = router({
   create: admin
-    .input(z.object({ role: z.enum(["agent", "operator", "admin"]), workerId: workerId.optional(), label: z.string().max(200).optional() }))
+    .input(z.object({ role: z.enum(["agent", "operator", "admin"]), workerId: workerId.optional(), label: safeString().max(200).optional() }))
     .mutation(({ ctx, input }) => createToken(ctx.db, input)),
   list: admin.query(({ ctx }) => listTokens(ctx.db)),
   revoke: admin.input(z.object({ id: uuid })).mutation(({ ctx, input }) => revokeToken(ctx.db, input.id)),

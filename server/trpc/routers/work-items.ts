@@ -6,7 +6,7 @@ import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef } from "../schemas";
+import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
 
 export const workItemsRouter = router({
   create: rolesProcedure("operator", "agent")
@@ -28,9 +28,9 @@ export const workItemsRouter = router({
     .input(z.object({
       stage: z.union([stage, z.array(stage).max(7)]).optional(),
       parentId: workItemRef.optional(),
-      search: z.string().max(200).optional(),
+      search: safeString().max(200).optional(),
       limit: limit(200, 50),
-      cursor: z.string().max(400).optional(),
+      cursor: safeString().max(400).optional(),
     }).default({ limit: 50 }))
     .query(({ ctx, input }) => listWorkItems(ctx.db, input)),
 

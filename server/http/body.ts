@@ -1,0 +1,21 @@
+/**
+ * Reads at most `limit` bytes of a request body, chunk by chunk: null as soon as it is longer
+ * (the rest is never read, so no body is ever buffered beyond the limit).
+ */
+export async function readBoundedBody(request: Request, limit: number): Promise<Buffer<ArrayBuffer> | null> {
+  if (Number(request.headers.get("content-length") ?? 0) > limit) return null;
+  if (!request.body) return Buffer.alloc(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return Buffer.concat(chunks);
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return null;
+    }
+    chunks.push(value);
+  }
+}
