@@ -7,6 +7,19 @@ const nextConfig = {
   // on first start should not repeat that work or refuse to serve because of a test file.
   typescript: { ignoreBuildErrors: true },
   reactStrictMode: true,
+  // Every response; the per-request Content-Security-Policy (with frame-ancestors 'none') is set in proxy.ts.
+  async headers() {
+    return [
+      {
+        source: "/:path*",
+        headers: [
+          { key: "X-Frame-Options", value: "DENY" },
+          { key: "X-Content-Type-Options", value: "nosniff" },
+          { key: "Referrer-Policy", value: "no-referrer" },
+        ],
+      },
+    ];
+  },
 };
 
 export default nextConfig;

@@ -7,6 +7,9 @@ export const metadata: Metadata = {
   description: "Coordination for fleets of agents and the humans who steer them",
 };
 
+// Rendered per request: the Content-Security-Policy nonce (proxy.ts) differs on every page view.
+export const dynamic = "force-dynamic";
+
 export const viewport: Viewport = { width: "device-width", initialScale: 1 };
 
 export default function RootLayout({ children }: { children: ReactNode }) {

@@ -125,7 +125,7 @@ function OpenRequests() {
         <div className="flash" role="status" data-testid="just-resolved">
           {resolved.map((entry) => (
             <p key={entry.id}>
-              Resolved “{entry.question}”. Item <Link href={`/items/${encodeURIComponent(entry.workItemId)}`}>{entry.workItemId}</Link> is now{" "}
+              Resolved “<bdi>{entry.question}</bdi>”. Item <Link href={`/items/${encodeURIComponent(entry.workItemId)}`}>{entry.workItemId}</Link> is now{" "}
               <StageBadge stage={entry.stage} />
             </p>
           ))}
@@ -199,7 +199,7 @@ function ResolvedRequests() {
               </div>
             </dl>
             <p className="resolution">
-              <span className="label">Answer</span> {request.resolution}
+              <span className="label">Answer</span> <bdi>{request.resolution}</bdi>
             </p>
           </article>
         </li>

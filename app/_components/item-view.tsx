@@ -214,7 +214,7 @@ function CancelForm({ item }: { item: WorkItem }) {
       <textarea id="cancel-reason" rows={2} value={reason} onChange={(e) => setReason(e.target.value)} />
       {leased ? (
         <p className="hint">
-          Leased by {item.currentLease?.workerId}: a live lease is never pre-empted, so cancelling will be refused until it ends.
+          Leased by <bdi>{item.currentLease?.workerId}</bdi>: a live lease is never pre-empted, so cancelling will be refused until it ends.
         </p>
       ) : null}
       <div className="row">
@@ -321,7 +321,7 @@ function LeaseTimeline({ leases, attention }: { leases: Lease[]; attention: Atte
             {asked.map((request) => (
               <div key={request.id} className="timeline-attention">
                 <p>
-                  <span className="label">Asked</span> {request.question}
+                  <span className="label">Asked</span> <bdi>{request.question}</bdi>
                 </p>
                 <p>
                   <span className="label">Answer</span>{" "}
@@ -349,10 +349,10 @@ function AttentionRequests({ attention }: { attention: Attention[] }) {
             <span className="worker">{request.workerId}</span> <Age since={request.createdAt} /> · {request.status}
           </p>
           {request.context ? <p className="context">{request.context}</p> : null}
-          {request.options.length > 0 ? <p className="small">Options: {request.options.join(" · ")}</p> : null}
+          {request.options.length > 0 ? <p className="small">Options: {request.options.map((option, index) => <bdi key={index} className="option">{option}</bdi>)}</p> : null}
           {request.status === "resolved" ? (
             <p className="resolution">
-              <span className="label">Answer</span> {request.resolution} <span className="muted">— {request.resolvedBy}, <Time iso={request.resolvedAt} /></span>
+              <span className="label">Answer</span> <bdi>{request.resolution}</bdi> <span className="muted">— <bdi>{request.resolvedBy}</bdi>, <Time iso={request.resolvedAt} /></span>
             </p>
           ) : (
             <p>

@@ -45,7 +45,7 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
         {!active.data ? (
           <Loading what="active leases" />
         ) : active.data.length === 0 ? (
-          <Empty>{workerId ? `No live leases held by ${workerId}.` : "No live leases."}</Empty>
+          <Empty>{workerId ? <>No live leases held by <bdi>{workerId}</bdi>.</> : "No live leases."}</Empty>
         ) : (
           <LeaseTable leases={active.data} testId="active-leases" />
         )}

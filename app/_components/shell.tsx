@@ -102,7 +102,7 @@ export function Shell({ actor, role, children }: { actor: string; role: string; 
           <div className="topbar-end">
             <DatabaseStatus />
             <span className="who" title={`signed in as ${actor} (${role})`}>
-              {actor}
+              <bdi>{actor}</bdi>
             </span>
             <LogoutButton />
           </div>
