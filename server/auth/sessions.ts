@@ -18,8 +18,8 @@ export async function createSession(db: Db, tokenId: string): Promise<string> {
   const sessionId = randomBytes(32).toString("base64url");
   await db.$executeRaw`
     WITH expired AS (DELETE FROM dashboard_sessions WHERE expires_at <= statement_timestamp())
-    INSERT INTO dashboard_sessions (id_hash, token_id, expires_at)
-    VALUES (${hashSessionId(sessionId)}, ${tokenId}::uuid, statement_timestamp() + make_interval(secs => ${SESSION_SECONDS}))`;
+    INSERT INTO dashboard_sessions (id_hash, token_id, created_at, expires_at)
+    VALUES (${hashSessionId(sessionId)}, ${tokenId}::uuid, statement_timestamp(), statement_timestamp() + make_interval(secs => ${SESSION_SECONDS}))`;
   return sessionId;
 }
 
