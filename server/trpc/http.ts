@@ -11,13 +11,17 @@ import { appRouter } from "./root";
 
 const ENDPOINT = "/api/trpc";
 
-/** A refusal made before tRPC runs, in tRPC's error shape (the router's formatter adds reason and detail). */
-function refusal(error: WorkGraphError, path: string): Response {
+/**
+ * A refusal made before tRPC runs, in tRPC's error shape (the router's formatter adds reason
+ * and detail). A POST refused before its body was read closes the connection after the
+ * answer: the unread rest of the body must not be parsed as the next request.
+ */
+function refusal(error: WorkGraphError, path: string, method: string): Response {
   const trpcError = new TRPCError({ code: TRPC_CODE_BY_REASON[error.reason], message: error.message, cause: error });
   const shape = getErrorShape({ config: appRouter._def._config, error: trpcError, type: "unknown", path, input: undefined, ctx: undefined });
   return new Response(JSON.stringify({ error: shape }), {
     status: getHTTPStatusCodeFromError(trpcError),
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...(method === "POST" ? { connection: "close" } : {}) },
   });
 }
 
@@ -39,11 +43,11 @@ async function respond(db: Db, incoming: Request, requestId: string, onError: (e
   const path = url.pathname.slice(ENDPOINT.length + 1);
   const calls = url.searchParams.get("batch") === "1" ? path.split(",").length : 1;
   if (calls > maxBatchCalls()) {
-    return refusal(new WorkGraphError("TOO_LARGE", `a batch may hold at most ${maxBatchCalls()} calls (WORK_GRAPH_MAX_BATCH); this one has ${calls}`, { limit: maxBatchCalls() }), path);
+    return refusal(new WorkGraphError("TOO_LARGE", `a batch may hold at most ${maxBatchCalls()} calls (WORK_GRAPH_MAX_BATCH); this one has ${calls}`, { limit: maxBatchCalls() }), path, incoming.method);
   }
   const isPost = incoming.method === "POST";
   const limit = maxBodyBytes();
-  if (isPost && Number(incoming.headers.get("content-length") ?? 0) > limit) return refusal(tooLarge(limit), path);
+  if (isPost && Number(incoming.headers.get("content-length") ?? 0) > limit) return refusal(tooLarge(limit), path, incoming.method);
 
   let context: Context | undefined;
   let contextFailure: unknown;
@@ -53,14 +57,14 @@ async function respond(db: Db, incoming: Request, requestId: string, onError: (e
     contextFailure = error;
   }
   if (isPost && context && !context.caller) {
-    return refusal(new WorkGraphError("UNAUTHENTICATED", "missing, unknown or revoked token: send Authorization: Bearer <token>"), path);
+    return refusal(new WorkGraphError("UNAUTHENTICATED", "missing, unknown or revoked token: send Authorization: Bearer <token>"), path, incoming.method);
   }
 
   let body: Buffer<ArrayBuffer> | undefined;
   if (isPost && context) {
     const read = await readBoundedBody(incoming, limit).catch(() => undefined);
-    if (read === undefined) return refusal(new WorkGraphError("VALIDATION", "the request body could not be read"), path);
-    if (read === null) return refusal(tooLarge(limit), path);
+    if (read === undefined) return refusal(new WorkGraphError("VALIDATION", "the request body could not be read"), path, incoming.method);
+    if (read === null) return refusal(tooLarge(limit), path, incoming.method);
     body = read;
   }
   const headers = new Headers(incoming.headers);

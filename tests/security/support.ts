@@ -61,8 +61,10 @@ const docs = readFileSync(path.join(import.meta.dirname, "..", "..", "docs", "ap
 /** The error reasons of docs/api.md's Errors table. */
 export const DOCUMENTED_REASONS = new Set([...docs.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]!));
 
+const v1Procedures = docs.slice(docs.indexOf("\n## Procedures"), docs.indexOf("\n## ", docs.indexOf("\n## Procedures") + 1));
+
 /** Procedure names in docs/api.md's v1 procedures table (`a` / `b` rows name two). */
-export const DOCUMENTED_PROCEDURES = [...docs.matchAll(/^\| `([a-zA-Z]+\.[a-zA-Z]+)`(?: \/ `([a-zA-Z]+\.[a-zA-Z]+)`)? \|/gm)].flatMap((match) =>
+export const DOCUMENTED_PROCEDURES = [...v1Procedures.matchAll(/^\| `([a-zA-Z]+\.[a-zA-Z]+)`(?: \/ `([a-zA-Z]+\.[a-zA-Z]+)`)? \|/gm)].flatMap((match) =>
   [match[1]!, match[2]].filter((name): name is string => Boolean(name)),
 );
 
