@@ -50,11 +50,28 @@ describe("login", () => {
     const allowed = await context.request.get(`/api/trpc/dashboard.summary`, { headers: { "x-work-graph-csrf": "1" } });
     expect(allowed.ok()).toBe(true);
 
+    // The cookie carries a random session id, not the token.
+    expect(cookie!.value).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookie!.value).not.toBe(await operatorTokenOnce());
+    // A copy of the cookie works in another browser while the session lives …
+    const copy = await browser.newContext({ baseURL });
+    await copy.addCookies([{ ...cookie!, sameSite: "Strict" }]);
+    expect((await copy.request.get("/api/trpc/dashboard.summary")).status()).toBe(200);
+
     await page.getByRole("button", { name: "Log out" }).click();
     await page.waitForURL((url) => url.pathname === "/login");
     expect((await context.cookies()).find((c) => c.name === "wg_session")).toBeUndefined();
     await page.goto("/attention");
     expect(new URL(page.url()).pathname).toBe("/login");
+
+    // … and stops working after logout: the session is gone on the server, not only in this browser.
+    const replayed = await copy.request.get("/api/trpc/dashboard.summary");
+    expect(replayed.status()).toBe(401);
+    expect((await replayed.json()).error.data.reason).toBe("UNAUTHENTICATED");
+    const copyPage = await copy.newPage();
+    await copyPage.goto("/");
+    expect(new URL(copyPage.url()).pathname).toBe("/login");
+    await copy.close();
     await context.close();
   });
 
