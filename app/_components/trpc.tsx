@@ -52,6 +52,8 @@ export function Providers({ children }: { children: ReactNode }) {
       links: [
         httpBatchLink({
           url: "/api/trpc",
+          // The server refuses batches over WORK_GRAPH_MAX_BATCH (default 20) calls.
+          maxItems: 10,
           // The session cookie travels by itself (same origin); this header marks the call as the dashboard's own.
           headers: () => ({ [CSRF_HEADER]: "1" }),
         }),

@@ -152,7 +152,7 @@ describe("hostile text (10.9)", () => {
           const parent = node.parentElement!;
           const style = getComputedStyle(parent);
           const aloneInBlock = !style.display.startsWith("inline") && parent.textContent === node.textContent;
-          if (!isolating.has(style.unicodeBidi) && !aloneInBlock) found.push(`${parent.tagName}.${parent.className}: ${node.textContent.slice(0, 40)}`);
+          if (!isolating.has(style.unicodeBidi) && !aloneInBlock) found.push(`${parent.tagName}.${parent.getAttribute("class")}: ${node.textContent.slice(0, 40)}`);
         }
         return { count, found };
       }, RLO);
