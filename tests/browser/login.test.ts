@@ -59,7 +59,9 @@ describe("login", () => {
     expect((await copy.request.get("/api/trpc/dashboard.summary")).status()).toBe(200);
 
     await page.getByRole("button", { name: "Log out" }).click();
-    await page.waitForURL((url) => url.pathname === "/login");
+    // Polling queries that now get 401 also send the page to /login; either navigation may win.
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 15_000 }).toBe("/login");
+    await page.getByLabel("Token").waitFor();
     expect((await context.cookies()).find((c) => c.name === "wg_session")).toBeUndefined();
     await page.goto("/attention");
     expect(new URL(page.url()).pathname).toBe("/login");
