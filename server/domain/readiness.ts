@@ -99,17 +99,6 @@ export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void>
       FROM paths WHERE w.id = paths.id`;
 }
 
-/** `itemId` has just become released or cancelled: propagate it (takes effect at commit). */
-export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
-  const [row] = await tx.$queryRaw<{ dependents: boolean }[]>`
-    WITH done AS (SELECT ${itemId}::text AS id, ${parentId}::text AS parent_id, clock_timestamp() AS at),
-    ${PROPAGATE_TERMINATION}
-    SELECT ${HAS_UNBLOCKED} AS dependents`;
-  // Always, in a statement of its own: had the one above waited for a dependent's row (a concurrent
-  // move or new child under it), its snapshot would not show that dependent's subtree as it now is.
-  if (row?.dependents) await shiftBelowUnblocked(tx, itemId);
-}
-
 /**
  * The waits-for graph must stay acyclic (API.md DEPENDENCY_CYCLE). A parent waits for its
  * children; a dependent and all its descendants wait for the blocker. We walk it as a graph of

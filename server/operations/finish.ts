@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
-import { terminateSubtree } from "../domain/termination";
+import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 
@@ -87,7 +87,7 @@ export async function cancel(db: Db, caller: Caller, input: CancelInput): Promis
                jsonb_build_object('outcome', 'cancelled', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
-    await terminateSubtree(tx, item, "cancelled", lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
+    await cancelSubtree(tx, item, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
     return { lease: toLease(ended!), workItem: (await selectWorkItem(tx, item.id))! };
   });
 }
