@@ -15,7 +15,13 @@ export const notesRouter = router({
 
 export const eventsRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef.optional(), after: z.number().int().min(0).optional(), limit: limit(500, 100) }).default({ limit: 100 }))
+    .input(z.object({
+      workItemId: workItemRef.optional(),
+      after: z.number().int().min(0).optional(),
+      before: z.number().int().min(1).optional(),
+      order: z.enum(["asc", "desc"]).default("asc"),
+      limit: limit(500, 100),
+    }).default({ limit: 100, order: "asc" }))
     .query(({ ctx, input }) => listEvents(ctx.db, input)),
 });
 
