@@ -9,7 +9,7 @@ import { limit, uuid, workerId, workItemRef } from "../schemas";
 
 export const notesRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: z.string().max(400).optional() }))
+    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: z.string().max(400).optional(), order: z.enum(["asc", "desc"]).default("asc") }))
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
 
