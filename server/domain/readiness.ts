@@ -28,11 +28,11 @@ export async function lockGraphShape(tx: Tx): Promise<void> {
 }
 
 /**
- * Share-locks `id` and all its ancestors and returns id's status and how many open
- * dependencies a new child of `id` inherits (id's own plus its ancestors'), or null when `id`
- * does not exist.
+ * Share-locks `id`, all its ancestors and the items `alsoLock` names, in one statement in id
+ * order (the global lock order), and returns id's status and how many open dependencies a new
+ * child of `id` inherits (id's own plus its ancestors'), or null when `id` does not exist.
  */
-export async function lockAncestorChain(tx: Tx, id: string): Promise<{ inherited: number; status: string; priority: number } | null> {
+export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<{ inherited: number; status: string; priority: number } | null> {
   const [row] = await tx.$queryRaw<{ inherited: number; status: string; priority: number }[]>`
     WITH RECURSIVE chain(id, depth) AS (
       SELECT ${id}::text, 0
@@ -40,12 +40,30 @@ export async function lockAncestorChain(tx: Tx, id: string): Promise<{ inherited
       SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
     ), locked AS (
       SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count
-        FROM work_items w JOIN chain c ON c.id = w.id
-       ORDER BY c.depth DESC
+        FROM work_items w
+       WHERE w.id IN (SELECT chain.id FROM chain UNION SELECT unnest(${alsoLock}::text[]))
+       ORDER BY w.id
          FOR SHARE OF w
     )
     SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority FROM locked WHERE id = ${id}`;
   return row ?? null;
+}
+
+/**
+ * Row-locks (FOR UPDATE) the given items and every descendant of `subtreeOf`, in one statement
+ * in id order: the global lock order every operation that changes several items follows, so
+ * two of them wait for each other instead of deadlocking.
+ */
+export async function lockInIdOrder(tx: Tx, ids: string[], subtreeOf: string | null = null): Promise<void> {
+  await tx.$executeRaw`
+    WITH RECURSIVE below(id) AS (
+      SELECT c.id FROM work_items c WHERE c.parent_id = ${subtreeOf}
+      UNION ALL
+      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
+    )
+    SELECT 1 FROM work_items w
+     WHERE w.id IN (SELECT unnest(${ids}::text[]) UNION SELECT id FROM below)
+     ORDER BY w.id FOR UPDATE OF w`;
 }
 
 /** Adds `delta` to ancestor_dependency_count of every proper descendant of `rootId`. */
