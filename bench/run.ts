@@ -15,7 +15,13 @@ import { createDb } from "../server/db";
 import { migrateDeploy } from "../server/database/migrate";
 import { claim } from "../server/operations/claim";
 import { release } from "../server/operations/finish";
+import { cancelWorkItem } from "../server/operations/cancel-item";
 import { summary } from "../server/queries/dashboard";
+import { attentionInbox, itemNeighbourhood } from "../server/queries/dashboard-views";
+import { listEvents } from "../server/queries/events";
+import { activeLeases } from "../server/queries/leases";
+import { listNotes } from "../server/queries/notes";
+import { listWorkItems, queue } from "../server/queries/work-items";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
 import {
@@ -28,12 +34,13 @@ const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${na
 const numbers = (value: string | undefined) => value?.split(",").map(Number).filter((n) => Number.isFinite(n) && n > 0);
 const config = {
   ...(smoke
-    ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3 }
-    : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3 }),
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1
+    ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3, cascade: 1_000 }
+    : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3, cascade: 20_000 }),
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
+  ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
 const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout"]);
 
@@ -191,6 +198,8 @@ interface ScaleResult {
   releaseP99: number;
   summaryP50: number;
   summaryP99: number;
+  /** p50 (ms) of each read the dashboard makes, by procedure. */
+  dashboardP50: Record<string, number>;
 }
 
 /** Next-claim and release latency (one worker, one after the other) and dashboard.summary, on a graph of `n` open items. */
@@ -223,13 +232,81 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
       await summary(db);
       summaryMs.push(performance.now() - t);
     }
+    const dashboardP50 = await dashboardReads(db);
     return {
+      dashboardP50,
       openItems: graph.open,
       leased: graph.leased,
       claimP50: percentile(claimMs, 50), claimP99: percentile(claimMs, 99),
       releaseP50: percentile(releaseMs, 50), releaseP99: percentile(releaseMs, 99),
       summaryP50: percentile(summaryMs, 50), summaryP99: percentile(summaryMs, 99),
     };
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+/** Every read the dashboard's pages make (as their components call them), p50 over the samples. */
+async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<string, number>> {
+  const [busiest] = await db.$queryRaw<{ id: string }[]>`SELECT work_item_id AS id FROM events GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
+  const itemId = busiest?.id ?? "ready-1";
+  const reads: Record<string, () => Promise<unknown>> = {
+    "workItems.list (page 1)": () => listWorkItems(db, { limit: 50 }),
+    "workItems.list (stage=blocked)": () => listWorkItems(db, { stage: "blocked", limit: 50 }),
+    "workItems.queue": () => queue(db, null, 20),
+    "leases.active": () => activeLeases(db, { limit: 200 }),
+    "dashboard.inbox (open)": () => attentionInbox(db, { status: "open", limit: 100 }),
+    "dashboard.inbox (resolved)": () => attentionInbox(db, { status: "resolved", limit: 100 }),
+    "dashboard.neighbourhood": () => itemNeighbourhood(db, itemId),
+    "notes.list (newest)": () => listNotes(db, { workItemId: itemId, limit: 50, order: "desc" }),
+    "events.list (item, newest)": () => listEvents(db, { workItemId: itemId, order: "desc", limit: 50 }),
+    "events.list (item, tail)": () => listEvents(db, { workItemId: itemId, limit: 100 }),
+  };
+  const result: Record<string, number> = {};
+  for (const [name, read] of Object.entries(reads)) {
+    await read(); // warm-up
+    const ms: number[] = [];
+    for (let i = 0; i < Math.max(10, config.samples / 10); i++) {
+      const t = performance.now();
+      await read();
+      ms.push(performance.now() - t);
+    }
+    result[name] = percentile(ms, 50);
+  }
+  return result;
+}
+
+interface CascadeResult {
+  descendants: number;
+  ms: number;
+  cancelled: number;
+}
+
+/**
+ * Operator cancel of an item with `n` open descendants (100 children, the rest grandchildren,
+ * one child released with its subtree still open): one set-based transaction.
+ */
+async function cascade(url: string, n: number): Promise<CascadeResult> {
+  const children = 100;
+  const grandchildren = n + 1 - children; // one child is released: n stay open
+  await sql(url, `
+    INSERT INTO work_items (id, title, open_child_count) VALUES ('cascade-root', 'cascade root', ${children});
+    INSERT INTO work_items (id, title, parent_id, open_child_count)
+      SELECT 'cascade-c' || c, 'child', 'cascade-root', ${grandchildren} / ${children} + (CASE WHEN c <= ${grandchildren} % ${children} THEN 1 ELSE 0 END)
+        FROM generate_series(1, ${children}) c;
+    INSERT INTO work_items (id, title, parent_id)
+      SELECT 'cascade-g' || g, 'grandchild', 'cascade-c' || (1 + (g - 1) % ${children}) FROM generate_series(1, ${grandchildren}) g;
+    UPDATE work_items SET status = 'released' WHERE id = 'cascade-c1';
+    UPDATE work_items SET open_child_count = open_child_count - 1 WHERE id = 'cascade-root';
+    ANALYZE work_items;`);
+  const db = createDb(url, { poolSize: 2 });
+  try {
+    const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench" };
+    const started = performance.now();
+    await cancelWorkItem(db, operator, { id: "cascade-root", reason: "bench" });
+    const ms = performance.now() - started;
+    const { rows } = await sql(url, "SELECT count(*)::int AS n FROM work_items WHERE id LIKE 'cascade-%' AND status = 'cancelled'");
+    return { descendants: n, ms, cancelled: rows[0].n };
   } finally {
     await db.$disconnect();
   }
@@ -358,6 +435,14 @@ async function main() {
       await dropDatabase(server.adminUrl, "bench_scale");
       const s = scales.at(-1)!;
       log(`scale ${s.openItems} open: claim p50 ${s.claimP50.toFixed(2)} ms, release p50 ${s.releaseP50.toFixed(2)} ms, summary p50 ${s.summaryP50.toFixed(2)} ms`);
+      log(`scale ${s.openItems} open, dashboard reads p50: ${Object.entries(s.dashboardP50).map(([k, v]) => `${k} ${v.toFixed(2)} ms`).join(", ")}`);
+    }
+    let cascaded: CascadeResult | null = null;
+    if (parts.has("scale")) {
+      const url = await createDatabase(server.adminUrl, "bench_cascade", template);
+      cascaded = await cascade(url, config.cascade);
+      await dropDatabase(server.adminUrl, "bench_cascade");
+      log(`cancel with ${cascaded.descendants} open descendants: ${cascaded.ms.toFixed(0)} ms (${cascaded.cancelled} cancelled)`);
     }
     let fan: FanoutResult | null = null;
     if (parts.has("fanout")) {
@@ -371,8 +456,9 @@ async function main() {
       config,
       throughput,
       scales,
+      cascade: cascaded,
       fanout: fan,
-      targets: targets(throughput, scales, fan),
+      targets: targets(throughput, scales, fan, cascaded),
     };
     const markdown = renderMarkdown(report);
     const resultsDir = path.join(benchDir, "results");
@@ -396,7 +482,7 @@ interface Target {
   met: boolean | null;
 }
 
-function targets(throughput: Record<Row, Record<number, Measurement>>, scales: ScaleResult[], fan: FanoutResult | null): Target[] {
+function targets(throughput: Record<Row, Record<number, Measurement>>, scales: ScaleResult[], fan: FanoutResult | null, cascaded: CascadeResult | null): Target[] {
   const at = config.workers.includes(16) ? 16 : config.workers.at(-1)!;
   const ours = throughput["Work Graph, service layer"][at]?.perSecond ?? null;
   const ratio = (row: Row) => {
@@ -427,6 +513,19 @@ function targets(throughput: Record<Row, Record<number, Measurement>>, scales: S
       measured: `p50 ${show(large?.summaryP50 ?? null)} ms, p99 ${show(large?.summaryP99 ?? null)} ms`,
       met: large ? large.summaryP99 < 100 : null,
     },
+    (() => {
+      const slowest = large ? Object.entries(large.dashboardP50).sort((a, b) => b[1] - a[1])[0] : undefined;
+      return {
+        target: `every dashboard read < 50 ms p50 at ${large?.openItems.toLocaleString("en") ?? "?"} open items`,
+        measured: slowest ? `slowest: ${slowest[0]} ${show(slowest[1])} ms` : "n/a",
+        met: slowest ? slowest[1] < 50 : null,
+      };
+    })(),
+    {
+      target: `cancelling an item with ${config.cascade.toLocaleString("en")} open descendants < 5 s`,
+      measured: cascaded ? `${show(cascaded.ms, 0)} ms, ${cascaded.cancelled.toLocaleString("en")} cancelled` : "n/a",
+      met: cascaded ? cascaded.ms < 5000 && cascaded.cancelled === cascaded.descendants + 1 : null,
+    },
   ];
 }
 
@@ -434,6 +533,7 @@ function renderMarkdown(report: {
   facts: Awaited<ReturnType<typeof machineFacts>> & { loadAverageAtEnd: number[]; durationSeconds: number };
   throughput: Record<Row, Record<number, Measurement>>;
   scales: ScaleResult[];
+  cascade: CascadeResult | null;
   fanout: FanoutResult | null;
   targets: Target[];
 }): string {
@@ -479,6 +579,18 @@ function renderMarkdown(report: {
       (s) =>
         `| ${s.openItems.toLocaleString("en")} (${s.leased.toLocaleString("en")}) | ${s.claimP50.toFixed(2)} / ${s.claimP99.toFixed(2)} | ${s.releaseP50.toFixed(2)} / ${s.releaseP99.toFixed(2)} | ${s.summaryP50.toFixed(2)} / ${s.summaryP99.toFixed(2)} |`,
     ),
+    "",
+    ...(report.scales.length > 0
+      ? [
+          `| dashboard read p50 (ms) | ${report.scales.map((s) => `${s.openItems.toLocaleString("en")} open`).join(" | ")} |`,
+          `|---|${report.scales.map(() => "---:").join("|")}|`,
+          ...Object.keys(report.scales[0]!.dashboardP50).map((name) => `| ${name} | ${report.scales.map((s) => s.dashboardP50[name]!.toFixed(2)).join(" | ")} |`),
+          "",
+        ]
+      : []),
+    report.cascade
+      ? `Cancelling an item with ${report.cascade.descendants.toLocaleString("en")} open descendants (one transaction): ${report.cascade.ms.toFixed(0)} ms, ${report.cascade.cancelled.toLocaleString("en")} items cancelled.`
+      : "Cancelling a large subtree: not run.",
     "",
     report.fanout
       ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`

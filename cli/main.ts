@@ -185,9 +185,14 @@ async function withKeyRetry<T>(call: () => Promise<T>): Promise<T> {
 interface LeaseRef {
   leaseId: string;
   epoch: number;
-  source: "flags" | "state" | "server";
+  source: "flags" | "state";
 }
 
+/**
+ * The lease a write acts with: the explicit --lease-id/--epoch, or the one this session (its
+ * state file) claimed itself. Never the item's current lease from the server: that may be
+ * another session's, and writing with it would defeat fencing (ADR 002).
+ */
 async function leaseFor(context: Context, item: string, command: string): Promise<LeaseRef> {
   const flagLease = context.values["lease-id"];
   const flagEpoch = integer(context, "epoch", command);
@@ -197,25 +202,30 @@ async function leaseFor(context: Context, item: string, command: string): Promis
   }
   if (flagEpoch !== undefined) throw new UsageError("--epoch needs --lease-id", command);
   const remembered = context.state().get(item);
-  if (remembered) return { leaseId: remembered.leaseId, epoch: remembered.epoch, source: "state" };
-  const current = (await context.client().workItems.get.query({ id: item })).currentLease;
-  if (!current) {
-    throw new WorkGraphError("LEASE_NOT_CURRENT", `you hold no live lease on ${item} (claim it first: work-graph claim ${item})`, {
-      code: "CONFLICT",
-      detail: { kind: "unknown", workItemId: item, local: true },
-    });
+  if (remembered?.fenced) {
+    throw new WorkGraphError(
+      "LEASE_NOT_CURRENT",
+      `your lease on ${item} (epoch ${remembered.epoch}) was fenced (${remembered.fenced.kind}): stop working on it. ` +
+        `If it is still yours to do, claim it again: work-graph claim ${item}`,
+      { code: "CONFLICT", detail: { kind: remembered.fenced.kind, workItemId: item, leaseId: remembered.leaseId, epoch: remembered.epoch, local: true } },
+    );
   }
-  return { leaseId: current.id, epoch: current.epoch, source: "server" };
+  if (remembered) return { leaseId: remembered.leaseId, epoch: remembered.epoch, source: "state" };
+  throw new WorkGraphError(
+    "LEASE_NOT_CURRENT",
+    `this session holds no lease on ${item}: claim it first (work-graph claim ${item}), or pass --lease-id and --epoch`,
+    { code: "CONFLICT", detail: { kind: "unknown", workItemId: item, local: true } },
+  );
 }
 
-/** Runs a lease-bound write; forgets the remembered lease when the server says it is dead. */
+/** Runs a lease-bound write; once the server fences the remembered lease, the session keeps refusing it. */
 async function withLease<T>(context: Context, item: string, command: string, write: (lease: LeaseRef) => Promise<T>): Promise<T> {
   const lease = await leaseFor(context, item, command);
   try {
     return await write(lease);
   } catch (thrown) {
     const error = toWorkGraphError(thrown);
-    if (error.fenced) context.state().forget(item, lease.leaseId);
+    if (error.fenced && lease.source === "state") context.state().fence(item, lease.leaseId, String(error.detail?.kind ?? "unknown"));
     throw error;
   }
 }

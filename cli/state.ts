@@ -1,8 +1,9 @@
 /**
  * The CLI's memory of the leases it claimed, so `note <item>`, `renew <item>`, `release <item>`…
- * find their lease id and epoch without the agent handling them. One JSON file, keyed by
- * server URL + token fingerprint (a hash, not the token) + item id, so an entry is only used
- * with the token that claimed it.
+ * find their lease id and epoch without the agent handling them. The file is the session
+ * (WORK_GRAPH_STATE): a session writes only with leases it claimed itself, never with one
+ * another session (even of the same worker) holds. Keyed by server URL + token fingerprint
+ * (a hash, not the token) + item id, so an entry is only used with the token that claimed it.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -17,6 +18,8 @@ export interface RememberedLease {
   expiresAt: string;
   token: string;
   savedAt: string;
+  /** Set when the server fenced this lease: the session never writes with it again. */
+  fenced?: { kind: string; at: string };
 }
 
 interface StateFile {
@@ -81,6 +84,15 @@ export class LeaseState {
       token: tokenFingerprint(this.token),
       savedAt: new Date().toISOString(),
     };
+    this.write(state);
+  }
+
+  /** Marks the remembered lease `leaseId` on `item` as fenced: it stays refused until the session claims again. */
+  fence(item: string, leaseId: string, kind: string) {
+    const state = this.read();
+    const entry = state.leases[this.key(item)];
+    if (!entry || entry.leaseId !== leaseId) return;
+    entry.fenced = { kind, at: new Date().toISOString() };
     this.write(state);
   }
 

@@ -94,8 +94,9 @@ Global options:
   --key K             idempotency key for claim, note, decompose, attention request/resolve, create, depend
 
 Item commands (renew, note, release, cancel, decompose, attention request) find your lease
-themselves: the last claim made with this token on that item (kept in $WORK_GRAPH_STATE,
-default ~/.work-graph/cli-state.json), else the item's current lease on the server.
+themselves: the last claim this session (its state file, $WORK_GRAPH_STATE, default
+~/.work-graph/cli-state.json) made with this token on that item. Without one they refuse
+(exit 5): claim first. A lease the server fenced stays refused until you claim again.
 Option values starting with "-" need "=": --priority=-5.
 
 ${EXIT_CODE_TABLE}

@@ -10,3 +10,10 @@ export function sweepIntervalMs(): number {
   const value = Number(process.env.WORK_GRAPH_SWEEP_INTERVAL_MS ?? 1000);
   return Number.isFinite(value) && value >= 50 ? value : 1000;
 }
+
+/** How long an idempotency receipt is kept; a replay after that is a new call. */
+export function idempotencyHours(): number {
+  const raw = process.env.WORK_GRAPH_IDEMPOTENCY_HOURS;
+  const value = raw === undefined || raw === "" ? 24 : Number(raw);
+  return Number.isFinite(value) && value > 0 ? value : 24;
+}

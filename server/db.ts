@@ -8,15 +8,31 @@ export type Db = PrismaClient;
 /**
  * Named prepared statements: each distinct SQL text is parsed and planned once per
  * connection instead of on every call. The claim and release statements are large CTEs whose
- * planning otherwise costs more than their execution.
+ * planning otherwise costs more than their execution. The driver keeps a named statement for
+ * the connection's lifetime, so only the application's fixed texts get a name: a text with a
+ * long parameter list (a VALUES list that grows with its input) runs unnamed, and once
+ * MAX_NAMED_STATEMENTS texts are named every further new text runs unnamed too. That bounds
+ * each connection's statement cache whatever the inputs.
  */
-const statementName = (query: { sql: string; argTypes?: unknown }) =>
-  `wg_${createHash("sha1").update(query.sql).update(JSON.stringify(query.argTypes ?? null)).digest("base64url")}`;
+// The adapter's type says string, but it hands the name to pg, where none means unnamed.
+export const MAX_NAMED_STATEMENTS = 300;
+const MAX_NAMED_PARAMETERS = 40;
+const namedStatements = new Map<string, string>();
+
+export function statementName(query: { sql: string; args?: unknown[]; argTypes?: unknown }): string | undefined {
+  if ((query.args?.length ?? 0) > MAX_NAMED_PARAMETERS) return undefined;
+  const text = `${query.sql}\u0000${JSON.stringify(query.argTypes ?? null)}`;
+  const known = namedStatements.get(text);
+  if (known !== undefined || namedStatements.size >= MAX_NAMED_STATEMENTS) return known;
+  const name = `wg_${createHash("sha1").update(text).digest("base64url")}`;
+  namedStatements.set(text, name);
+  return name;
+}
 
 /** `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a startup parameter). */
 export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number } = {}): Db {
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
-  const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20, ...timeout }, { statementNameGenerator: statementName });
+  const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20, ...timeout }, { statementNameGenerator: statementName as (query: { sql: string }) => string });
   return new PrismaClient({ adapter });
 }
 

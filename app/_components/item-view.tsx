@@ -259,6 +259,9 @@ function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood })
                 <ItemRef item={dep} />
               </li>
             ))}
+            {around.dependentCount > around.dependents.length ? (
+              <li className="muted">and {around.dependentCount - around.dependents.length} more</li>
+            ) : null}
           </ul>
         )}
       </div>
@@ -371,8 +374,6 @@ export function ItemView({ id }: { id: string }) {
   const around = useQuery(trpc.dashboard.neighbourhood.queryOptions({ id }));
   const history = useQuery(trpc.leases.history.queryOptions({ workItemId: id }));
   const attention = useQuery(trpc.attention.list.queryOptions({ workItemId: id, limit: 200 }));
-  const notes = useQuery(trpc.notes.list.queryOptions({ workItemId: id, limit: 200 }));
-  const events = useQuery(trpc.events.list.queryOptions({ workItemId: id, limit: 500 }));
 
   if (item.error) {
     const notFound = describeError(item.error).reason === "NOT_FOUND";
@@ -461,58 +462,103 @@ export function ItemView({ id }: { id: string }) {
       </Section>
 
       <Section title="Notes" id="notes">
-        {!notes.data ? (
-          <Loading what="notes" />
-        ) : notes.data.items.length === 0 ? (
-          <Empty>No notes.</Empty>
-        ) : (
-          <ul className="plain cards" data-testid="notes">
-            {notes.data.items.map((note) => (
-              <li key={note.id} className="card">
-                <p className="muted small">
-                  <span className="worker">{note.workerId}</span> · epoch {note.epoch} · <Time iso={note.createdAt} />
-                </p>
-                <p className="note-content">{note.content}</p>
-              </li>
-            ))}
-          </ul>
-        )}
+        <NotesPages workItemId={id} />
       </Section>
 
       <Section title="Event log" id="events">
-        {!events.data ? (
-          <Loading what="events" />
-        ) : events.data.items.length === 0 ? (
-          <Empty>No events.</Empty>
-        ) : (
-          <table className="table responsive events" data-testid="events">
-            <thead>
-              <tr>
-                <th scope="col">#</th>
-                <th scope="col">Time</th>
-                <th scope="col">Event</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Epoch</th>
-                <th scope="col">Details</th>
-              </tr>
-            </thead>
-            <tbody>
-              {[...events.data.items].reverse().map((event) => (
-                <tr key={event.sequence}>
-                  <td data-label="#" className="num">{event.sequence}</td>
-                  <td data-label="Time"><Time iso={event.createdAt} /></td>
-                  <td data-label="Event"><code>{event.type}</code></td>
-                  <td data-label="Actor">{event.actor}</td>
-                  <td data-label="Epoch" className="num">{event.epoch ?? "—"}</td>
-                  <td data-label="Details" className="event-data"><code>{formatData(event.data)}</code></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {events.data?.nextCursor && events.data.items.length === 500 ? <p className="hint">Showing the first 500 events.</p> : null}
+        <EventPages workItemId={id} />
       </Section>
     </>
+  );
+}
+
+const PAGE_SIZE = 50;
+
+/** Newest first; the first page follows the polling, "Older" adds pages below it. */
+function NotesPages({ workItemId }: { workItemId: string }) {
+  const [cursors, setCursors] = useState<string[]>([]);
+  return (
+    <div data-testid="notes">
+      <NotesPage workItemId={workItemId} last={cursors.length === 0} onOlder={(cursor) => setCursors([cursor])} />
+      {cursors.map((cursor, index) => (
+        <NotesPage key={cursor} workItemId={workItemId} cursor={cursor} last={index === cursors.length - 1}
+          onOlder={(next) => setCursors([...cursors.slice(0, index + 1), next])} />
+      ))}
+    </div>
+  );
+}
+
+function NotesPage({ workItemId, cursor, last, onOlder }: { workItemId: string; cursor?: string; last: boolean; onOlder: (cursor: string) => void }) {
+  const trpc = useTRPC();
+  const page = useQuery(trpc.notes.list.queryOptions({ workItemId, cursor, order: "desc", limit: PAGE_SIZE }));
+  if (!page.data) return <Loading what="notes" />;
+  if (page.data.items.length === 0 && cursor === undefined) return <Empty>No notes.</Empty>;
+  return (
+    <>
+      <ul className="plain cards">
+        {page.data.items.map((note) => (
+          <li key={note.id} className="card">
+            <p className="muted small">
+              <span className="worker">{note.workerId}</span> · epoch {note.epoch} · <Time iso={note.createdAt} />
+            </p>
+            <p className="note-content">{note.content}</p>
+          </li>
+        ))}
+      </ul>
+      {last && page.data.nextCursor ? <button type="button" className="button-small" onClick={() => onOlder(page.data.nextCursor!)}>Older notes</button> : null}
+    </>
+  );
+}
+
+/** Newest first, like the notes. */
+function EventPages({ workItemId }: { workItemId: string }) {
+  const [cursors, setCursors] = useState<number[]>([]);
+  return (
+    <table className="table responsive events" data-testid="events">
+      <thead>
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">Time</th>
+          <th scope="col">Event</th>
+          <th scope="col">Actor</th>
+          <th scope="col">Epoch</th>
+          <th scope="col">Details</th>
+        </tr>
+      </thead>
+      <EventPage workItemId={workItemId} last={cursors.length === 0} onOlder={(before) => setCursors([before])} />
+      {cursors.map((before, index) => (
+        <EventPage key={before} workItemId={workItemId} before={before} last={index === cursors.length - 1}
+          onOlder={(next) => setCursors([...cursors.slice(0, index + 1), next])} />
+      ))}
+    </table>
+  );
+}
+
+function EventPage({ workItemId, before, last, onOlder }: { workItemId: string; before?: number; last: boolean; onOlder: (before: number) => void }) {
+  const trpc = useTRPC();
+  const page = useQuery(trpc.events.list.queryOptions({ workItemId, before, order: "desc", limit: PAGE_SIZE }));
+  return (
+    <tbody>
+      {!page.data ? (
+        <tr><td colSpan={6}><Loading what="events" /></td></tr>
+      ) : (
+        page.data.items.map((event) => (
+          <tr key={event.sequence}>
+            <td data-label="#" className="num">{event.sequence}</td>
+            <td data-label="Time"><Time iso={event.createdAt} /></td>
+            <td data-label="Event"><code>{event.type}</code></td>
+            <td data-label="Actor">{event.actor}</td>
+            <td data-label="Epoch" className="num">{event.epoch ?? "—"}</td>
+            <td data-label="Details" className="event-data"><code>{formatData(event.data)}</code></td>
+          </tr>
+        ))
+      )}
+      {last && page.data?.nextCursor ? (
+        <tr>
+          <td colSpan={6}><button type="button" className="button-small" onClick={() => onOlder(Number(page.data.nextCursor))}>Older events</button></td>
+        </tr>
+      ) : null}
+    </tbody>
   );
 }
 

@@ -6,11 +6,13 @@ import { useTRPC } from "./trpc";
 import { ApiError, Empty, Loading, Section } from "./ui";
 import { useUrlState } from "./url-state";
 
+const ACTIVE_LIMIT = 200;
+
 export function LeasesView({ initialWorker }: { initialWorker: string }) {
   const trpc = useTRPC();
   const [worker, setWorker] = useUrlState("worker", initialWorker);
   const workerId = worker.trim() || undefined;
-  const active = useQuery(trpc.leases.active.queryOptions({ workerId }));
+  const active = useQuery(trpc.leases.active.queryOptions({ workerId, limit: ACTIVE_LIMIT }));
   const recent = useQuery(trpc.leases.recent.queryOptions({ workerId, limit: 50 }));
   // Workers seen in either list, for the filter's suggestions (unfiltered lists when no filter is set).
   const workers = [...new Set([...(active.data ?? []), ...(recent.data ?? [])].map((lease) => lease.workerId))].sort();
@@ -49,6 +51,7 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
         ) : (
           <LeaseTable leases={active.data} testId="active-leases" />
         )}
+        {active.data?.length === ACTIVE_LIMIT ? <p className="hint">Showing the {ACTIVE_LIMIT} soonest to expire; filter by worker to see others.</p> : null}
       </Section>
       <Section title="Recently ended" id="recent">
         {recent.error ? <ApiError error={recent.error} /> : null}

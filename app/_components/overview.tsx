@@ -128,7 +128,7 @@ function ReadyQueue() {
 
 function ActiveLeases() {
   const trpc = useTRPC();
-  const leases = useQuery(trpc.leases.active.queryOptions({}));
+  const leases = useQuery(trpc.leases.active.queryOptions({ limit: 20 }));
   return (
     <Section title="Active leases" id="active-leases" actions={<Link href="/leases">All leases</Link>}>
       {leases.error ? <ApiError error={leases.error} /> : null}

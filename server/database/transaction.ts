@@ -18,10 +18,15 @@ export function sqlState(error: unknown): string | undefined {
   return undefined;
 }
 
+/** Retries since the process started, by SQLSTATE (tests assert that lock order leaves none). */
+const retries = new Map<string, number>();
+export const transactionRetries = (): Record<string, number> => Object.fromEntries(retries);
+
 /**
- * Runs `work` as one interactive transaction (READ COMMITTED). Deadlocks between
- * operations that lock rows in different orders are rare but possible; PostgreSQL aborts
- * one side, and we replay it, so callers never see them.
+ * Runs `work` as one interactive transaction (READ COMMITTED). Operations take row locks in one
+ * global order (by id), so deadlocks should not happen; should PostgreSQL still abort one side
+ * (deadlock or serialization failure), the whole transaction is replayed, and every replay is
+ * logged with its SQLSTATE so an ordering defect shows up instead of costing a silent second.
  */
 export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -30,6 +35,8 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Pr
     } catch (error) {
       const state = sqlState(error);
       if (attempt >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
+      retries.set(state, (retries.get(state) ?? 0) + 1);
+      console.warn(`[work-graph] transaction retry ${attempt} after SQLSTATE ${state} (${state === "40P01" ? "deadlock detected" : "serialization failure"})`);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
     }
   }

@@ -20,8 +20,10 @@ export interface NewWorkItem {
 export async function insertWorkItems(tx: Tx, parentId: string | null, items: NewWorkItem[], actor: string): Promise<string[]> {
   let inherited = 0;
   let parentPriority = 0;
+  const declared = [...new Set(items.flatMap((item) => item.dependsOn ?? []))];
   if (parentId !== null) {
-    const parent = await lockAncestorChain(tx, parentId);
+    // The parent chain and the blockers in one statement, in id order (the global lock order).
+    const parent = await lockAncestorChain(tx, parentId, declared);
     if (!parent) throw notFound("parent work item", parentId);
     if (parent.status !== "open") {
       throw new WorkGraphError("ALREADY_TERMINAL", `parent ${parentId} is already ${parent.status}`, { workItemId: parentId, status: parent.status });

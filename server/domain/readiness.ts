@@ -28,11 +28,11 @@ export async function lockGraphShape(tx: Tx): Promise<void> {
 }
 
 /**
- * Share-locks `id` and all its ancestors and returns id's status and how many open
- * dependencies a new child of `id` inherits (id's own plus its ancestors'), or null when `id`
- * does not exist.
+ * Share-locks `id`, all its ancestors and the items `alsoLock` names, in one statement in id
+ * order (the global lock order), and returns id's status and how many open dependencies a new
+ * child of `id` inherits (id's own plus its ancestors'), or null when `id` does not exist.
  */
-export async function lockAncestorChain(tx: Tx, id: string): Promise<{ inherited: number; status: string; priority: number } | null> {
+export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<{ inherited: number; status: string; priority: number } | null> {
   const [row] = await tx.$queryRaw<{ inherited: number; status: string; priority: number }[]>`
     WITH RECURSIVE chain(id, depth) AS (
       SELECT ${id}::text, 0
@@ -40,12 +40,30 @@ export async function lockAncestorChain(tx: Tx, id: string): Promise<{ inherited
       SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
     ), locked AS (
       SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count
-        FROM work_items w JOIN chain c ON c.id = w.id
-       ORDER BY c.depth DESC
+        FROM work_items w
+       WHERE w.id IN (SELECT chain.id FROM chain UNION SELECT unnest(${alsoLock}::text[]))
+       ORDER BY w.id
          FOR SHARE OF w
     )
     SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority FROM locked WHERE id = ${id}`;
   return row ?? null;
+}
+
+/**
+ * Row-locks (FOR UPDATE) the given items and every descendant of `subtreeOf`, in one statement
+ * in id order: the global lock order every operation that changes several items follows, so
+ * two of them wait for each other instead of deadlocking.
+ */
+export async function lockInIdOrder(tx: Tx, ids: string[], subtreeOf: string | null = null): Promise<void> {
+  await tx.$executeRaw`
+    WITH RECURSIVE below(id) AS (
+      SELECT c.id FROM work_items c WHERE c.parent_id = ${subtreeOf}
+      UNION ALL
+      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
+    )
+    SELECT 1 FROM work_items w
+     WHERE w.id IN (SELECT unnest(${ids}::text[]) UNION SELECT id FROM below)
+     ORDER BY w.id FOR UPDATE OF w`;
 }
 
 /** Adds `delta` to ancestor_dependency_count of every proper descendant of `rootId`. */
@@ -97,17 +115,6 @@ export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void>
     ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
     UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
       FROM paths WHERE w.id = paths.id`;
-}
-
-/** `itemId` has just become released or cancelled: propagate it (takes effect at commit). */
-export async function onItemTerminated(tx: Tx, itemId: string, parentId: string | null): Promise<void> {
-  const [row] = await tx.$queryRaw<{ dependents: boolean }[]>`
-    WITH done AS (SELECT ${itemId}::text AS id, ${parentId}::text AS parent_id, clock_timestamp() AS at),
-    ${PROPAGATE_TERMINATION}
-    SELECT ${HAS_UNBLOCKED} AS dependents`;
-  // Always, in a statement of its own: had the one above waited for a dependent's row (a concurrent
-  // move or new child under it), its snapshot would not show that dependent's subtree as it now is.
-  if (row?.dependents) await shiftBelowUnblocked(tx, itemId);
 }
 
 /**

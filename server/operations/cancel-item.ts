@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { endExpiredLeases } from "../domain/expiry";
 import { lockItem } from "../domain/fencing";
-import { terminateSubtree } from "../domain/termination";
+import { cancelSubtree } from "../domain/termination";
 import type { Caller, WorkItem } from "../domain/types";
 import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
@@ -29,7 +29,7 @@ export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string
         workerId: lease.workerId,
       });
     }
-    await terminateSubtree(tx, item, "cancelled", caller.actor, { reason: input.reason });
+    await cancelSubtree(tx, item, caller.actor, { reason: input.reason });
     return (await selectWorkItem(tx, input.id))!;
   });
 }

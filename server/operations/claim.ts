@@ -145,6 +145,7 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
       input.workItemId !== undefined
         ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
         : claimNext(tx, workerId, input.parentId, input.durationSeconds),
+      (result) => result !== null,
     ),
   );
 }

@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
 import { appendEvents } from "../domain/events";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
-import { lockGraphShape, shiftDescendantsInheritedDependencies, waitsForReaches } from "../domain/readiness";
+import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../domain/readiness";
 import type { Caller, WorkItem } from "../domain/types";
 import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
@@ -13,11 +13,16 @@ export interface DependencyInput {
   idempotencyKey?: string;
 }
 
-/** Locks the dependent (to change its counters) and share-locks the blocker (to read its status stably). */
+/**
+ * Locks the dependent and its subtree (their counters change) and the blocker (its status is
+ * read), all in one statement in id order — the global lock order a concurrent release of any
+ * of them follows too.
+ */
 async function lockEdgeEnds(tx: Tx, input: DependencyInput) {
-  const [dependent] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.workItemId} FOR UPDATE`;
+  await lockInIdOrder(tx, [input.workItemId, input.dependsOnId], input.workItemId);
+  const [dependent] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.workItemId}`;
   if (!dependent) throw notFound("work item", input.workItemId);
-  const [blocker] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.dependsOnId} FOR SHARE`;
+  const [blocker] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.dependsOnId}`;
   if (!blocker) throw notFound("work item", input.dependsOnId);
   return { dependent, blockerOpen: blocker.status === "open" };
 }

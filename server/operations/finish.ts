@@ -2,7 +2,7 @@ import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
-import { terminateSubtree } from "../domain/termination";
+import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 
@@ -34,7 +34,14 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
     // of its start: had the fused statement below waited for the row (a new dependency on this
     // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
     // dependent and its subtree blocked by a released item for good.
-    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
+    // With it, in id order (the global lock order), the rows the release changes: the parent and
+    // the dependents.
+    await tx.$executeRaw`
+      WITH item AS (SELECT id, parent_id FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid))
+      SELECT 1 FROM work_items w
+       WHERE w.id IN (SELECT id FROM item UNION SELECT parent_id FROM item
+                      UNION SELECT e.work_item_id FROM dependencies e JOIN item ON e.depends_on_id = item.id)
+       ORDER BY w.id FOR UPDATE OF w`;
     const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; dependents: boolean }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
       l AS (
@@ -87,7 +94,7 @@ export async function cancel(db: Db, caller: Caller, input: CancelInput): Promis
                jsonb_build_object('outcome', 'cancelled', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
-    await terminateSubtree(tx, item, "cancelled", lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
+    await cancelSubtree(tx, item, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
     return { lease: toLease(ended!), workItem: (await selectWorkItem(tx, item.id))! };
   });
 }

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { endExpiredLeases } from "../domain/expiry";
+import { deleteExpiredReceipts } from "../domain/idempotency";
 
 /**
  * One pass of the expiry sweep (rule 7): ends up to `batch` expired leases nobody reclaimed.
@@ -20,7 +21,12 @@ export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   });
 }
 
-/** Runs the sweep every `intervalMs` until stopped; errors are reported and the loop goes on. */
+/** One batch of idempotency receipts past WORK_GRAPH_IDEMPOTENCY_HOURS deleted; returns how many. */
+export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number> {
+  return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch));
+}
+
+/** Runs the sweep (expired leases, then old idempotency receipts) every `intervalMs` until stopped; errors are reported and the loop goes on. */
 export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -29,7 +35,10 @@ export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: 
     running = (async () => {
       try {
         while (!stopped && (await sweepExpiredLeases(db)) > 0) {
-          // keep draining while a full batch came back
+          // keep draining while a batch came back
+        }
+        while (!stopped && (await sweepExpiredReceipts(db)) > 0) {
+          // the same for receipts, one short transaction per batch
         }
       } catch (error) {
         if (!stopped) onError(error);

@@ -39,8 +39,9 @@ export interface Neighbourhood {
   ancestors: (ItemRef & { depth: number })[];
   /** Direct blockers of the item (its dependsOn), with their stage. */
   dependencies: ItemRef[];
-  /** Items that depend on this one. */
+  /** Items that depend on this one (first `limit` by id) and how many there are in all. */
   dependents: ItemRef[];
+  dependentCount: number;
   /** Direct children (first `limit`, oldest first) and how many there are in all. */
   children: ItemRef[];
   childCount: number;
@@ -53,7 +54,7 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
   const [exists] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id}`;
   if (!exists) throw notFound("work item", id);
   const ref = Prisma.sql`w.id, w.title, ${STAGE_SQL} AS stage`;
-  const [ancestors, dependencies, dependents, children, [count]] = await Promise.all([
+  const [ancestors, dependencies, dependents, children, [count], [dependentCount]] = await Promise.all([
     db.$queryRaw<(ItemRef & { depth: number })[]>`
       WITH RECURSIVE chain(id, depth) AS (
         SELECT parent_id, 1 FROM work_items WHERE id = ${id} AND parent_id IS NOT NULL
@@ -67,10 +68,11 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
        WHERE d.work_item_id = ${id} ORDER BY w.id`,
     db.$queryRaw<ItemRef[]>`
       SELECT ${ref} FROM dependencies d JOIN work_items w ON w.id = d.work_item_id
-       WHERE d.depends_on_id = ${id} ORDER BY w.id`,
+       WHERE d.depends_on_id = ${id} ORDER BY w.id LIMIT ${limit}`,
     db.$queryRaw<ItemRef[]>`
       SELECT ${ref} FROM work_items w WHERE w.parent_id = ${id} ORDER BY w.created_at, w.id LIMIT ${limit}`,
     db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM work_items WHERE parent_id = ${id}`,
+    db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dependencies WHERE depends_on_id = ${id}`,
   ]);
   const ancestorIds = ancestors.map((ancestor) => ancestor.id);
   const ancestorBlockers = ancestorIds.length === 0 ? [] : await db.$queryRaw<(ItemRef & { ancestorId: string })[]>`
@@ -80,6 +82,7 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
     ancestors: ancestors.map((row) => ({ ...row, depth: Number(row.depth) })),
     dependencies,
     dependents,
+    dependentCount: dependentCount?.n ?? 0,
     children,
     childCount: count?.n ?? 0,
     ancestorBlockers,

@@ -5,59 +5,96 @@ import { EVENT_COLUMNS, toEvent } from "../domain/views";
 
 type EventRow = Parameters<typeof toEvent>[0];
 
-const SETTLE_TIMEOUT_MS = 2_000;
+/** How long a reader that found a hole waits for the transactions that may still fill it. */
+const SETTLE_WAIT_MS = 500;
+/** How far past `after` the hole search looks (index-only, on the primary key). */
+const HOLE_SCAN_LIMIT = 10_000;
 
-/**
- * Gap-free tailing without serializing writers. Sequence numbers are taken in one order and
- * committed in another, so a reader that returned seq 51 while seq 50 was still in flight
- * would skip 50 forever. The events trigger gives every writer an xid *before* it takes a
- * sequence number, so every number at or below the highest visible one (the horizon) belongs
- * to a transaction that had an xid when the horizon was read: committed, aborted, or still
- * running. We therefore:
- *   1. read the horizon;
- *   2. read the rows up to it; if they are contiguous, nothing can be missing: return them;
- *   3. otherwise take a fresh xid as a mark (it is larger than every xid assigned before) and
- *      wait until no transaction older than the mark is running (ours last milliseconds),
- *      then read again up to the same horizon; holes left then are aborted transactions.
- * (The snapshot's in-progress list is not enough: a writer whose xid is above the snapshot's
- * xmax is running but not listed.) Nothing above the horizon is returned, so a later call
- * continues from a safe cursor. If the wait times out, only the contiguous prefix is returned.
- */
-export async function listEvents(db: Db, input: { workItemId?: string; after?: number; limit: number }): Promise<Page<WorkGraphEvent>> {
-  const after = input.after ?? 0;
-  const [snapshot] = await db.$queryRaw<{ horizon: bigint | null }[]>`SELECT max(sequence) AS horizon FROM events`;
-  const horizon = Number(snapshot?.horizon ?? 0);
-  if (horizon <= after) return { items: [], nextCursor: null };
-
-  const read = () => db.$queryRaw<EventRow[]>`
-    SELECT ${EVENT_COLUMNS} FROM events e
-     WHERE e.sequence > ${after} AND e.sequence <= ${horizon}
-       ${input.workItemId !== undefined ? Prisma.sql`AND e.work_item_id = ${input.workItemId}` : Prisma.empty}
-     ORDER BY e.sequence LIMIT ${input.limit}`;
-
-  let rows = input.workItemId === undefined ? await read() : null;
-  const contiguous = rows !== null && rows.every((row, index) => Number(row.sequence) === after + index + 1)
-    && (rows.length === input.limit || after + rows.length === horizon);
-  if (!contiguous) {
-    if (await olderTransactionsFinished(db)) {
-      rows = await read();
-    } else if (rows !== null) {
-      rows = rows.filter((row, index) => Number(row.sequence) === after + index + 1);
-    } else {
-      rows = [];
-    }
-  }
-  const items = (rows ?? []).map(toEvent);
-  return { items, nextCursor: items.length > 0 ? String(items.at(-1)!.sequence) : null };
+export interface ListEventsInput {
+  workItemId?: string;
+  after?: number;
+  before?: number;
+  order?: "asc" | "desc";
+  limit: number;
 }
 
-/** Waits (briefly) until every transaction that got its xid before this call has finished. */
-async function olderTransactionsFinished(db: Db): Promise<boolean> {
-  const [mark] = await db.$queryRaw<{ xid: string }[]>`SELECT pg_current_xact_id()::text AS xid`;
-  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+/**
+ * Oldest first from `after` (tailing, gap-free), or newest first below `before` (the item
+ * page's "older" paging: a view, refreshed by polling, so it shows what is committed now).
+ */
+export async function listEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
+  return input.order === "desc" ? newestEvents(db, input) : tailEvents(db, input);
+}
+
+const itemFilter = (workItemId: string | undefined) =>
+  workItemId !== undefined ? Prisma.sql`AND e.work_item_id = ${workItemId}` : Prisma.empty;
+
+async function newestEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
+  const rows = await db.$queryRaw<EventRow[]>`
+    SELECT ${EVENT_COLUMNS} FROM events e
+     WHERE TRUE ${input.before !== undefined ? Prisma.sql`AND e.sequence < ${input.before}` : Prisma.empty} ${itemFilter(input.workItemId)}
+     ORDER BY e.sequence DESC LIMIT ${input.limit + 1}`;
+  const items = rows.slice(0, input.limit).map(toEvent);
+  return { items, nextCursor: rows.length > input.limit ? String(items.at(-1)!.sequence) : null };
+}
+
+/**
+ * Gap-free tailing without serializing writers and without taking an xid. Sequence numbers are
+ * taken in one order and committed in another, so a reader that returned seq 51 while seq 50
+ * was still in flight would skip 50 forever. The events trigger gives every writer an xid
+ * *before* it takes a sequence number, so a number at or below the highest visible one (the
+ * horizon) that is not visible belongs to a transaction that was running when the horizon was
+ * read, or to one that aborted. (The snapshot's in-progress list is not enough: a writer whose
+ * xid is above the snapshot's xmax is running but not listed; every transaction with an xid
+ * holds a lock on it, so pg_locks lists them all.) So, once per call and on the global
+ * sequence, whatever the item filter:
+ *   1. read the horizon and the xids of the transactions running now;
+ *   2. none: everything up to the horizon is final;
+ *   3. else look for the first hole after `after` (bounded scan); none: final up to the end of
+ *      the scan; a hole: wait briefly until those transactions have ended (holes left then are
+ *      aborted ones), else stop just below the hole — what is safe so far, never nothing.
+ * The safe horizon is then applied to the (filtered) read.
+ */
+async function tailEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
+  const after = input.after ?? 0;
+  const [snapshot] = await db.$queryRaw<{ horizon: bigint | null; running: string[] }[]>`
+    SELECT (SELECT max(sequence) FROM events) AS horizon,
+           ARRAY(SELECT transactionid::text FROM pg_locks
+                  WHERE locktype = 'transactionid' AND mode = 'ExclusiveLock' AND granted AND pid <> pg_backend_pid()) AS running`;
+  const horizon = Number(snapshot?.horizon ?? 0);
+  if (horizon <= after) return { items: [], nextCursor: null };
+  const safe = snapshot!.running.length > 0 ? await safeHorizon(db, after, horizon, snapshot!.running) : horizon;
+
+  const rows = safe <= after ? [] : await db.$queryRaw<EventRow[]>`
+    SELECT ${EVENT_COLUMNS} FROM events e
+     WHERE e.sequence > ${after} AND e.sequence <= ${safe} ${itemFilter(input.workItemId)}
+     ORDER BY e.sequence LIMIT ${input.limit}`;
+  const items = rows.map(toEvent);
+  if (items.length > 0) return { items, nextCursor: String(items.at(-1)!.sequence) };
+  // A filtered page that stopped short of the horizon found nothing below it: move on past it.
+  return { items, nextCursor: input.workItemId !== undefined && safe > after && safe < horizon ? String(safe) : null };
+}
+
+async function safeHorizon(db: Db, after: number, horizon: number, running: string[]): Promise<number> {
+  const [scan] = await db.$queryRaw<{ hole: bigint | null; scannedTo: bigint | null }[]>`
+    WITH scanned AS (
+      SELECT sequence, row_number() OVER (ORDER BY sequence) AS n FROM (
+        SELECT sequence FROM events WHERE sequence > ${after} AND sequence <= ${horizon} ORDER BY sequence LIMIT ${HOLE_SCAN_LIMIT}
+      ) s
+    )
+    SELECT (SELECT min(${after} + n) FROM scanned WHERE sequence <> ${after} + n) AS hole, (SELECT max(sequence) FROM scanned) AS "scannedTo"`;
+  if (scan?.hole === null || scan?.hole === undefined) return Number(scan?.scannedTo ?? horizon);
+  if (await transactionsEnded(db, running)) return horizon;
+  return Number(scan.hole) - 1;
+}
+
+/** Waits (briefly) until none of the `running` transactions is running any more. */
+async function transactionsEnded(db: Db, running: string[]): Promise<boolean> {
+  const deadline = Date.now() + SETTLE_WAIT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
     const [row] = await db.$queryRaw<{ done: boolean }[]>`
-      SELECT pg_snapshot_xmin(pg_current_snapshot()) >= ${mark!.xid}::xid8 AS done`;
+      SELECT NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND mode = 'ExclusiveLock' AND granted
+                            AND transactionid::text = ANY(${running}::text[])) AS done`;
     if (row?.done) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pause));

@@ -12,14 +12,16 @@ export async function getLease(db: Db, leaseId: string): Promise<Lease> {
 
 export type ActiveLease = Lease & { workItemTitle: string; secondsLeft: number };
 
-/** Live leases, soonest expiry first. */
-export async function activeLeases(db: Db, workerId?: string): Promise<ActiveLease[]> {
+/** Live leases, soonest expiry first, at most `limit`; the next page starts after lease `after`. */
+export async function activeLeases(db: Db, input: { workerId?: string; limit: number; after?: string }): Promise<ActiveLease[]> {
   const rows = await db.$queryRaw<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle",
            round(extract(epoch FROM l.expires_at - statement_timestamp())::numeric, 3)::float8 AS "secondsLeft"
       FROM work_items w JOIN leases l ON l.id = w.current_lease_id
-     WHERE w.lease_expires_at > statement_timestamp() ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
-     ORDER BY l.expires_at, l.id`;
+     WHERE w.lease_expires_at > statement_timestamp()
+       ${input.workerId ? Prisma.sql`AND l.worker_id = ${input.workerId}` : Prisma.empty}
+       ${input.after ? Prisma.sql`AND (l.expires_at, l.id) > (SELECT p.expires_at, p.id FROM leases p WHERE p.id = ${input.after}::uuid)` : Prisma.empty}
+     ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;
   return rows.map((row) => ({ ...toLease(row), workItemTitle: row.workItemTitle, secondsLeft: Number(row.secondsLeft) }));
 }
 

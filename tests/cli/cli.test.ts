@@ -109,7 +109,7 @@ describe("work-graph CLI", () => {
     const tooLate = await cli("agent", ["note", "docs", "still here"]);
     expect(tooLate.code).toBe(5);
     expect(tooLate.stderr).toContain("LEASE_NOT_CURRENT");
-    expect(tooLate.stderr).toContain("no live lease on docs");
+    expect(tooLate.stderr).toContain("this session holds no lease on docs: claim it first");
 
     const listed = await cli("operator", ["attention", "list"]);
     expect(listed.code).toBe(0);
@@ -160,12 +160,47 @@ describe("work-graph CLI", () => {
     expect(JSON.parse(fenced.stderr)).toMatchObject({
       error: { reason: "LEASE_NOT_CURRENT", code: "CONFLICT", detail: { kind: "superseded", leaseId: lease.id, epoch: 1 } },
     });
-    // The dead lease is forgotten; now the server's current lease is worker B's, which A may not use.
+    // The fenced lease stays refused; worker B's current lease is never borrowed.
     const notMine = await cli("agent", ["release", "race", "--evidence", "mine?"]);
-    expect(notMine.code).toBe(3);
-    expect(notMine.stderr).toContain("FORBIDDEN");
+    expect(notMine.code).toBe(5);
+    expect(notMine.stderr).toContain("was fenced (superseded)");
+    // An explicit override still reaches the server, which refuses another worker's lease.
+    const explicit = await cli("agent", ["release", "race", "--evidence", "mine?", "--lease-id", json<{ lease: { id: string } }>(takeover).lease.id]);
+    expect(explicit.code).toBe(3);
+    expect(explicit.stderr).toContain("FORBIDDEN");
     const history = await cli("operator", ["history", "race", "--json"]);
     expect(json<{ outcome: string | null }[]>(history).map((l) => l.outcome)).toEqual(["expired", null]);
+  });
+
+  it("a session writes only with a lease it claimed itself: after a takeover by another session of the same worker, it stays fenced", async () => {
+    const sessionA = { WORK_GRAPH_STATE: path.join(stateDir, "session-a.json") };
+    const sessionB = { WORK_GRAPH_STATE: path.join(stateDir, "session-b.json") };
+    const fresh = { WORK_GRAPH_STATE: path.join(stateDir, "session-never-claimed.json") };
+    await cli("operator", ["create", "--title", "Shared worker", "--id", "sessions", "--priority", "60"]);
+    const claimedA = await cli("agent", ["claim", "sessions", "--duration", "1", "--json"], sessionA);
+    const leaseA = json<{ lease: { id: string; expiresAt: string } }>(claimedA).lease;
+    await waitUntilDatabaseTime(await database.connect(), leaseA.expiresAt);
+    const claimedB = await cli("agent", ["claim", "sessions", "--json"], sessionB);
+    expect(json<{ lease: { epoch: number } }>(claimedB).lease.epoch).toBe(2);
+
+    const fenced = await cli("agent", ["note", "sessions", "late progress", "--json"], sessionA);
+    expect(fenced.code).toBe(5);
+    expect(JSON.parse(fenced.stderr)).toMatchObject({ error: { reason: "LEASE_NOT_CURRENT", detail: { kind: "superseded", leaseId: leaseA.id } } });
+    for (const retry of [["note", "sessions", "retrying"], ["renew", "sessions"], ["release", "sessions", "--evidence", "done?"]]) {
+      const run = await cli("agent", retry, sessionA);
+      expect(run.code).toBe(5);
+      expect(run.stderr).toContain("work-graph claim sessions");
+    }
+    const neverClaimed = await cli("agent", ["note", "sessions", "hello"], fresh);
+    expect(neverClaimed.code).toBe(5);
+    expect(neverClaimed.stderr).toContain("claim it first (work-graph claim sessions)");
+
+    // Nothing was written with B's lease; B itself works normally.
+    const notes = await cli("operator", ["show", "sessions", "--json"]);
+    expect(notes.code).toBe(0);
+    const written = await database.connect().then((client) => client.query("SELECT count(*)::int AS n FROM notes WHERE work_item_id = 'sessions'"));
+    expect(written.rows[0]).toEqual({ n: 0 });
+    expect((await cli("agent", ["note", "sessions", "B's progress"], sessionB)).code).toBe(0);
   });
 
   it("maps every kind of refusal to its exit code", async () => {

@@ -73,6 +73,25 @@ describe("workItems.cancel (operator)", () => {
     expect(await refused(worker.workItems.cancel({ id: "c2", reason: "agents cannot" }))).toMatchObject({ reason: "FORBIDDEN" });
   });
 
+  it("cancels open descendants below a released child (created under it while it was leased)", async () => {
+    const { operator } = actors;
+    const worker = await actors.agent("w");
+    await operator.workItems.create({ id: "g", title: "G" });
+    await operator.workItems.create({ id: "p", title: "P", parentId: "g" });
+    await operator.workItems.create({ id: "other", title: "Depends on C" });
+    const leased = await claimNext(worker, "p");
+    await operator.workItems.create({ id: "c", title: "C", parentId: "p" });
+    await operator.workItems.create({ id: "cc", title: "under C", parentId: "c" });
+    await operator.workItems.addDependency({ workItemId: "other", dependsOnId: "c" });
+    await worker.leases.release({ leaseId: leased.lease.id, epoch: 1, evidence: "done, C is left" });
+    await expectStages(actors, { g: "ready", p: "released", c: "waiting_on_children", cc: "ready", other: "blocked" }, ["g", "cc"]);
+
+    await operator.workItems.cancel({ id: "g", reason: "scrap" });
+    await expectStages(actors, { g: "cancelled", p: "released", c: "cancelled", cc: "cancelled", other: "ready" }, ["other"]);
+    const events = await operator.events.list({ workItemId: "cc" });
+    expect(events.items.at(-1)).toMatchObject({ type: "work_item.status_changed", data: { to: "cancelled", cascadedFrom: "g" } });
+  });
+
   it("dependents of a cancelled item (and their subtrees) become ready", async () => {
     const { operator } = actors;
     await operator.workItems.create({ id: "doomed", title: "Doomed" });

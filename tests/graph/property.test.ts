@@ -99,6 +99,8 @@ type Op =
   | { kind: "removeDependency"; a: number; b: number }
   | { kind: "move"; item: number; parent: number | null }
   | { kind: "release"; item: number }
+  /** Claim a ready item, create a child under it while it is leased, then release it: the child stays open. */
+  | { kind: "releaseLeavingChild"; item: number }
   | { kind: "cancel"; item: number };
 
 const index = fc.nat({ max: 50 });
@@ -117,6 +119,7 @@ const opArb = (weights: Record<Op["kind"], number>): fc.Arbitrary<Op> =>
     { weight: weights.removeDependency, arbitrary: fc.record({ kind: fc.constant("removeDependency" as const), a: index, b: index }) },
     { weight: weights.move, arbitrary: fc.record({ kind: fc.constant("move" as const), item: index, parent: fc.option(index, { nil: null, freq: 4 }) }) },
     { weight: weights.release, arbitrary: fc.record({ kind: fc.constant("release" as const), item: index }) },
+    { weight: weights.releaseLeavingChild, arbitrary: fc.record({ kind: fc.constant("releaseLeavingChild" as const), item: index }) },
     { weight: weights.cancel, arbitrary: fc.record({ kind: fc.constant("cancel" as const), item: index }) },
   );
 const rootsArb = fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 2, maxLength: 4 });
@@ -125,7 +128,7 @@ const scenarioArb = fc.oneof(
   fc.record({
     sharedBlockers: fc.constant(false),
     roots: rootsArb,
-    ops: fc.array(opArb({ create: 4, addDependency: 4, removeDependency: 1, move: 4, release: 2, cancel: 2 }), { minLength: 5, maxLength: 24 }),
+    ops: fc.array(opArb({ create: 4, addDependency: 4, removeDependency: 1, move: 4, release: 2, releaseLeavingChild: 2, cancel: 2 }), { minLength: 5, maxLength: 24 }),
   }),
   // Shared-blocker runs keep the initial roots as pure blockers (never a parent, a dependent or
   // moved): three in four blockers and items to finish are those roots, new items often go
@@ -134,7 +137,7 @@ const scenarioArb = fc.oneof(
   fc.record({
     sharedBlockers: fc.constant(true),
     roots: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 2 }),
-    ops: fc.array(opArb({ create: 5, addDependency: 5, removeDependency: 1, move: 1, release: 2, cancel: 2 }), { minLength: 5, maxLength: 24 }),
+    ops: fc.array(opArb({ create: 5, addDependency: 5, removeDependency: 1, move: 1, release: 2, releaseLeavingChild: 1, cancel: 2 }), { minLength: 5, maxLength: 24 }),
   }),
 );
 
@@ -244,7 +247,7 @@ describe("work graph against a reference model", () => {
         if (sharedBlockers) for (let i = 0; i < 2; i++) await create(null, [], 0);
         // Shared-blocker runs build their structure first and then finish items, so each release
         // or cancel has as much to propagate through as possible.
-        const finishing = (op: Op) => op.kind === "release" || op.kind === "cancel";
+        const finishing = (op: Op) => op.kind === "release" || op.kind === "releaseLeavingChild" || op.kind === "cancel";
         const sequence = sharedBlockers ? [...ops.filter((op) => !finishing(op)), ...ops.filter(finishing)] : ops;
         for (const op of sequence) {
           switch (op.kind) {
@@ -318,6 +321,17 @@ describe("work graph against a reference model", () => {
                 if (stage === "released" || stage === "cancelled") expect(["NOT_CLAIMABLE", "ALREADY_TERMINAL"], log.join("\n")).toContain(refusal.reason);
                 else expect(refusal, log.join("\n")).toMatchObject({ reason: "NOT_CLAIMABLE", detail: { stage } });
               }
+              break;
+            }
+            case "releaseLeavingChild": {
+              const id = sharedBlockers ? pickOther(op.item) : pick(op.item);
+              const stage = model.stage(id);
+              log.push(`releaseLeavingChild ${id} (reference stage ${stage})`);
+              if (stage !== "ready") break;
+              const claimed = (await worker.leases.claim({ workItemId: id, durationSeconds: 600 }))!;
+              await create(id, [], 0);
+              await worker.leases.release({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "done, child left open" });
+              model.get(id).status = "released";
               break;
             }
             case "cancel": {

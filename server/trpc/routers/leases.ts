@@ -72,8 +72,8 @@ export const leasesRouter = router({
   get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, input.leaseId)),
 
   active: authedProcedure
-    .input(z.object({ workerId: workerId.optional() }).default({}))
-    .query(({ ctx, input }) => activeLeases(ctx.db, input.workerId)),
+    .input(z.object({ workerId: workerId.optional(), limit: limit(500, 200), after: uuid.optional() }).default({ limit: 200 }))
+    .query(({ ctx, input }) => activeLeases(ctx.db, input)),
 
   /** Dashboard: most recently ended leases (not in API.md's table; an addition). */
   recent: authedProcedure

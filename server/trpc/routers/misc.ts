@@ -9,13 +9,19 @@ import { limit, uuid, workerId, workItemRef, safeString } from "../schemas";
 
 export const notesRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: safeString().max(400).optional() }))
+    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: safeString().max(400).optional(), order: z.enum(["asc", "desc"]).default("asc") }))
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
 
 export const eventsRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef.optional(), after: z.number().int().min(0).optional(), limit: limit(500, 100) }).default({ limit: 100 }))
+    .input(z.object({
+      workItemId: workItemRef.optional(),
+      after: z.number().int().min(0).optional(),
+      before: z.number().int().min(1).optional(),
+      order: z.enum(["asc", "desc"]).default("asc"),
+      limit: limit(500, 100),
+    }).default({ limit: 100, order: "asc" }))
     .query(({ ctx, input }) => listEvents(ctx.db, input)),
 });
 

@@ -1,0 +1,85 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Prisma } from "../../server/generated/prisma/client";
+import { createDb, MAX_NAMED_STATEMENTS } from "../../server/db";
+import { sweepExpiredReceipts } from "../../server/operations/sweep";
+import { actors } from "../support/fixtures";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+/*
+ * Nothing the service keeps grows with the number of calls: idempotency receipts expire after
+ * WORK_GRAPH_IDEMPOTENCY_HOURS and an empty claim leaves none; each connection's prepared
+ * statements stay bounded whatever SQL texts the calls produce.
+ */
+
+let database: TestDatabase;
+let sql: pg.Client;
+beforeAll(async () => {
+  database = await createTestDatabase({ poolSize: 8 });
+  sql = await database.connect();
+});
+afterAll(() => database.close());
+
+const receipts = async () => Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM idempotency_receipts")).rows[0]!.n);
+
+async function inParallel(total: number, lanes: number, call: (i: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: lanes }, async () => {
+    while (next < total) await call(next++);
+  }));
+}
+
+describe("idempotency receipts", () => {
+  it("10,000 keyed claims that find nothing leave no receipt", async () => {
+    const { agent } = await actors(database);
+    const poller = await agent("empty-poller");
+    await inParallel(10_000, 8, async (i) => expect(await poller.leases.claim({ durationSeconds: 60, idempotencyKey: `poll-${i}` })).toBeNull());
+    expect(await receipts()).toBe(0);
+  }, 600_000);
+
+  it("expire after WORK_GRAPH_IDEMPOTENCY_HOURS: the sweeper deletes them in batches and a later replay is a new call", async () => {
+    const { operator, agent } = await actors(database);
+    const worker = await agent("retention");
+    await operator.workItems.create({ id: "keep-1", title: "One" });
+    await operator.workItems.create({ id: "keep-2", title: "Two" });
+    const first = (await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "old-key" }))!;
+    await worker.leases.release({ leaseId: first.lease.id, epoch: 1, evidence: "done" });
+    expect(await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "old-key" })).toEqual(first);
+    // 2,500 receipts from 25 hours ago (default retention 24 h) and one fresh.
+    await sql.query(`INSERT INTO idempotency_receipts (scope, key, operation, request_hash, created_at)
+      SELECT 'worker:someone', 'k' || i, 'leases.note', 'h', clock_timestamp() - interval '25 hours' FROM generate_series(1, 2500) i`);
+    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'old-key'`);
+    await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" });
+    expect(await receipts()).toBe(2502);
+
+    expect(await sweepExpiredReceipts(database.db, 1000)).toBe(1000);
+    expect(await sweepExpiredReceipts(database.db, 1000)).toBe(1000);
+    expect(await sweepExpiredReceipts(database.db, 1000)).toBe(501);
+    expect(await sweepExpiredReceipts(database.db, 1000)).toBe(0);
+    expect((await sql.query("SELECT key FROM idempotency_receipts")).rows).toEqual([{ key: "fresh-key" }]);
+
+    // Expired but not yet swept: the replay is a new call too.
+    await operator.workItems.create({ id: "keep-3", title: "Three" });
+    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'fresh-key'`);
+    const replay = (await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" }))!;
+    expect(replay.workItem.id).toBe("keep-3");
+  });
+});
+
+describe("prepared statements", () => {
+  it("10,000 calls with distinct SQL texts keep each connection's statement cache bounded", async () => {
+    const db = createDb(database.url, { poolSize: 1 });
+    try {
+      for (let i = 0; i < 10_000; i++) {
+        // A distinct text per call, half of them a VALUES list that grows with its input.
+        if (i % 2 === 0) await db.$queryRaw`SELECT ${i}::int AS ${Prisma.raw(`"c${i}"`)}`;
+        else await db.$queryRaw`SELECT count(*) FROM (VALUES ${Prisma.join(Array.from({ length: (i % 97) + 1 }, (_, k) => Prisma.sql`(${k}::int)`))}) v${Prisma.raw(String(i))}(n)`;
+      }
+      const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_prepared_statements`;
+      expect(row!.n).toBeGreaterThan(0);
+      expect(row!.n).toBeLessThanOrEqual(MAX_NAMED_STATEMENTS);
+    } finally {
+      await db.$disconnect();
+    }
+  }, 300_000);
+});
