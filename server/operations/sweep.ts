@@ -20,8 +20,8 @@ export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   });
 }
 
-/** Runs the sweep every `intervalMs` until stopped; errors are reported and the loop goes on. */
-export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error) {
+/** Runs the sweep every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
+export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error, onPass?: () => void) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -31,6 +31,7 @@ export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: 
         while (!stopped && (await sweepExpiredLeases(db)) > 0) {
           // keep draining while a full batch came back
         }
+        if (!stopped) onPass?.();
       } catch (error) {
         if (!stopped) onError(error);
       }

@@ -2,6 +2,7 @@ import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Db } from "../db";
 import { createContext } from "./init";
 import { appRouter } from "./root";
+import { asUnavailable } from "./unavailable";
 
 /**
  * API.md: a mutation is a POST with the input JSON as the body. tRPC only parses a body
@@ -23,7 +24,9 @@ export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (er
     endpoint: "/api/trpc",
     req: request,
     router: appRouter,
-    createContext: () => createContext(db, { headers: request.headers, method: request.method }),
+    createContext: () => createContext(db, { headers: request.headers, method: request.method }).catch((error: unknown) => {
+      throw asUnavailable(error);
+    }),
     onError: ({ error }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") (onError ?? console.error)(error.cause ?? error);
     },
