@@ -1,8 +1,9 @@
 import path from "node:path";
 import { processFacts, stillRunning } from "./proc";
 
+// npm sets its process title to e.g. "npm start --api-only" (one argv entry).
 const isNpm = (command: string[]) =>
-  command.slice(0, 2).some((arg) => ["npm", "npx", "npm-cli.js", "npx-cli.js"].includes(path.basename(arg)));
+  command.slice(0, 2).some((arg) => ["npm", "npx", "npm-cli.js", "npx-cli.js"].includes(path.basename(arg.split(" ")[0]!)));
 
 /**
  * The processes whose death should stop the server: every ancestor up to and including the
