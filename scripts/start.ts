@@ -17,7 +17,7 @@ import { sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
-import { migrateDeploy, projectRoot } from "../server/database/migrate";
+import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { markDraining, recordSweepPass } from "../server/health";
 import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly } from "../server/process/api-only";
@@ -30,6 +30,9 @@ const apiOnly = process.argv.includes("--api-only");
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST; // unset: every interface, IPv4 and IPv6
 const log = (message: string) => console.log(`[work-graph] ${message}`);
+// A parent that died takes the read end of our stdout with it: writing must not crash the
+// server before it has stopped its database (the parent watch below stops it cleanly).
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
 
 function positiveIntegerEnv(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -106,7 +109,7 @@ async function main() {
     log(`embedded PostgreSQL on 127.0.0.1:${embedded.port} (\`npm run db:url\` prints its URL for other instances)`);
   }
   const databaseUrl = process.env.DATABASE_URL!;
-  await migrateDeploy(databaseUrl);
+  if (await hasPendingMigrations(databaseUrl)) await migrateDeploy(databaseUrl);
 
   const db = createDb(databaseUrl, { poolSize: 4 });
   const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN);

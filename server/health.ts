@@ -1,8 +1,6 @@
-import { readdirSync } from "node:fs";
-import path from "node:path";
 import type { Db } from "./db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./database/availability";
-import { projectRoot } from "./database/migrate";
+import { localMigrationNames } from "./database/migrate";
 
 /**
  * GET /api/health/live and /api/health/ready (README "Operations"). Status codes are what a
@@ -39,12 +37,7 @@ export function liveness(): HealthReport {
 }
 
 let localMigrations: string[] | null = null;
-function migrationNames(): string[] {
-  localMigrations ??= readdirSync(path.join(projectRoot(), "prisma", "migrations"), { withFileTypes: true })
-    .filter((entry) => entry.isDirectory())
-    .map((entry) => entry.name);
-  return localMigrations;
-}
+const migrationNames = () => (localMigrations ??= localMigrationNames());
 
 const CHECK_TIMEOUT_MS = 2_000;
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LEGACY_PASSWORD, passwordFile, startEmbeddedPostgres, type SupervisorEvent } from "../../server/database/embedded";
-import { isAlive, postmasterPid, tempDataDir, until } from "./support";
+import { isAlive, postmasterPid, tempDataDir, until } from "../../scripts/server-process";
 
 /** server/database/embedded.ts: the cluster's password (issue 10 item 1), leftovers of crashes, supervision. */
 

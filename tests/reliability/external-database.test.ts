@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient } from "../../sdk/client";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
-import { call, startServer, stopServer, tempDataDir, until, waitReady } from "./support";
+import { call, startServer, stopServer, tempDataDir, until, waitReady } from "../../scripts/server-process";
 
 /** With DATABASE_URL the app does not own the database: when it goes away and comes back, the pool reconnects. */
 describe("database death and recovery via DATABASE_URL", () => {

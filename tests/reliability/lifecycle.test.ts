@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient } from "../../sdk/client";
 import { embeddedDatabaseUrl } from "../../server/database/embedded";
 import { postgresProcessesIn } from "../../server/database/stale-processes";
-import { call, isAlive, postmasterPid, sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "./support";
+import { call, isAlive, postmasterPid, sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "../../scripts/server-process";
 
 /**
  * The real server (scripts/start.ts --api-only, embedded PostgreSQL) killed, restarted and

@@ -3,12 +3,12 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../../server/database/embedded";
-import { projectRoot } from "../../server/database/migrate";
+import { freePort } from "../server/database/embedded";
+import { projectRoot } from "../server/database/migrate";
 
 /**
  * The real `scripts/start.ts` in --api-only mode (no Next build) on free ports and a temp data
- * directory: what the lifecycle tests start, kill and restart.
+ * directory: what the lifecycle tests (tests/reliability/) and `npm run chaos` start, kill and restart.
  */
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
