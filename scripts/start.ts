@@ -171,7 +171,7 @@ async function main() {
   if (!apiOnly) log(`tRPC API   ${url}/api/trpc`);
   if (newAdminToken) {
     log(`admin token (shown once, keep it): ${newAdminToken}`);
-    log(`log in at ${url}/login with it, or create narrower tokens: see README "Tokens"`);
+    if (!apiOnly) log(`log in at ${url}/login with it, or create narrower tokens: see README "Tokens"`);
   }
 
   const withTimeout = (work: Promise<unknown>, ms: number) =>
