@@ -1,25 +1,59 @@
 /**
  * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
  * when missing or stale, the HTTP server with the dashboard and /api/trpc, and the expiry
- * sweep. Ctrl-C stops all of it cleanly.
+ * sweep. `--api-only` serves /api without the dashboard (no build).
+ *
+ * Lifecycle (docs/operations.md): the embedded PostgreSQL is supervised (restarted with backoff
+ * if it dies); SIGINT/SIGTERM — or the death of the npm that launched us — drains in-flight
+ * requests (WORK_GRAPH_SHUTDOWN_GRACE_MS, default 10 s), then stops the sweep and the database.
  */
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import next from "next";
-import { AdminTokenError, checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
+import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
 import { sweepIntervalMs } from "../server/config";
-import { createDb } from "../server/db";
-import { startEmbeddedPostgres, type EmbeddedDatabase } from "../server/database/embedded";
-import { migrateDeploy, projectRoot } from "../server/database/migrate";
+import { createDb, getDb } from "../server/db";
+import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
+import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
+import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
+import { markDraining, recordSweepPass } from "../server/health";
 import { startExpirySweeper } from "../server/operations/sweep";
+import { handleApiOnly } from "../server/process/api-only";
+import { lockDataDir } from "../server/process/data-dir-lock";
+import { watchParents } from "../server/process/parent-watch";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
+const apiOnly = process.argv.includes("--api-only");
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST; // unset: every interface, IPv4 and IPv6
 const log = (message: string) => console.log(`[work-graph] ${message}`);
+// A parent that died takes the read end of our stdout with it: writing must not crash the
+// server before it has stopped its database (the parent watch below stops it cleanly).
+for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+
+function positiveIntegerEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+function describeSupervisorEvent(event: SupervisorEvent): string {
+  switch (event.type) {
+    case "exited": {
+      const lastLines = event.output.trim().split("\n").slice(-3).join("\n  ");
+      return `embedded PostgreSQL exited (code ${event.code}, signal ${event.signal}); restarting it${lastLines ? `\n  ${lastLines}` : ""}`;
+    }
+    case "restarted":
+      return `embedded PostgreSQL restarted (attempt ${event.attempt})`;
+    case "restart-failed":
+      return `embedded PostgreSQL restart ${event.attempt} failed, next try in ${event.retryInMs} ms: ${event.error.message.split("\n").slice(0, 4).join(" | ")}`;
+  }
+}
 
 function newestSourceChange(dir: string): number {
   let newest = 0;
@@ -50,17 +84,33 @@ async function buildNext(): Promise<void> {
   });
 }
 
+// What a failed start must undo before exiting (a detached PostgreSQL would outlive us).
+let embedded: EmbeddedDatabase | undefined;
+let dataDirLock: { release(): void } | undefined;
+
 async function main() {
   checkAdminTokenSetting(process.env.WORK_GRAPH_ADMIN_TOKEN);
-  let embedded: EmbeddedDatabase | undefined;
+  const graceMs = positiveIntegerEnv("WORK_GRAPH_SHUTDOWN_GRACE_MS", 10_000);
   if (!process.env.DATABASE_URL) {
     const dataDir = path.resolve(root, process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph");
+    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
+    dataDirLock = lockDataDir(path.join(dataDir, "server.pid"));
+    const dbPort = positiveIntegerEnv("WORK_GRAPH_DB_PORT", 0) || undefined;
     log(`starting embedded PostgreSQL (data in ${dataDir})`);
-    embedded = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "postgres") });
+    embedded = await startEmbeddedPostgres({
+      dataDir: path.join(dataDir, "postgres"),
+      port: dbPort,
+      // PostgreSQL's own output only shows when it fails; the cleanup and rotation notes always.
+      log: (line) => {
+        if (/rotated|orphaned|stale|previous run|leftovers/.test(line)) log(line);
+      },
+      onSupervisorEvent: (event) => log(describeSupervisorEvent(event)),
+    });
     process.env.DATABASE_URL = embedded.url;
+    log(`embedded PostgreSQL on 127.0.0.1:${embedded.port} (\`npm run db:url\` prints its URL for other instances)`);
   }
   const databaseUrl = process.env.DATABASE_URL!;
-  await migrateDeploy(databaseUrl);
+  if (await hasPendingMigrations(databaseUrl)) await migrateDeploy(databaseUrl);
 
   const db = createDb(databaseUrl, { poolSize: 4 });
   const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN).catch(async (error: unknown) => {
@@ -69,45 +119,111 @@ async function main() {
     throw error;
   });
 
-  if (!dev && !buildIsCurrent()) await buildNext();
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  const app = next({ dev, dir: root, port });
-  await app.prepare();
-  const handle = app.getRequestHandler();
-  const server = http.createServer((req, res) => void handle(req, res));
+  let app: ReturnType<typeof next> | undefined;
+  let handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
+  if (apiOnly) {
+    handle = handleApiOnly;
+  } else {
+    if (!dev && !buildIsCurrent()) await buildNext();
+    app = next({ dev, dir: root, port });
+    await app.prepare();
+    const nextHandler = app.getRequestHandler();
+    handle = (req, res) => nextHandler(req, res);
+  }
+
+  // In-flight requests are counted so a stop can wait for them (graceful drain).
+  let inFlight = 0;
+  let stopping = false;
+  let onIdle: (() => void) | undefined;
+  const server = http.createServer((req, res) => {
+    inFlight++;
+    if (stopping) res.setHeader("connection", "close");
+    res.once("close", () => {
+      inFlight--;
+      if (stopping) {
+        server.closeIdleConnections();
+        if (inFlight === 0) onIdle?.();
+      }
+    });
+    handle(req, res).catch((error: unknown) => {
+      console.error("[work-graph] request failed:", error);
+      if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+      res.end(JSON.stringify({ reason: "INTERNAL", message: "internal error" }));
+    });
+  });
+  server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
-  const sweeper = startExpirySweeper(db, sweepIntervalMs(), (error) => console.error("[work-graph] expiry sweep failed:", error));
+  const sweepMs = sweepIntervalMs();
+  const sweeper = startExpirySweeper(
+    db,
+    sweepMs,
+    (error) => {
+      if (isDatabaseUnavailable(error)) noteDatabaseDown();
+      else console.error("[work-graph] expiry sweep failed:", error);
+    },
+    () => {
+      recordSweepPass(sweepMs);
+      noteDatabaseUp();
+    },
+  );
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
-  log(`dashboard  ${url}`);
-  log(`tRPC API   ${url}/api/trpc`);
+  log(apiOnly ? `API only   ${url}/api/trpc (no dashboard)` : `dashboard  ${url}`);
+  if (!apiOnly) log(`tRPC API   ${url}/api/trpc`);
   if (newAdminToken) {
     log(`admin token (shown once, keep it): ${newAdminToken}`);
-    log(`log in at ${url}/login with it, or create narrower tokens: see README "Tokens"`);
+    if (!apiOnly) log(`log in at ${url}/login with it, or create narrower tokens: see README "Tokens"`);
   }
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
+  const withTimeout = (work: Promise<unknown>, ms: number) =>
+    Promise.race([work.catch(() => {}), new Promise((resolve) => setTimeout(resolve, ms).unref())]);
+  const stop = async (why: string) => {
+    if (stopping) {
+      log(`${why} again: closing the remaining connections now`);
+      onIdle?.();
+      return;
+    }
     stopping = true;
-    log(`${signal}: stopping`);
+    parentWatch.stop();
+    // Whatever hangs below (a database that does not answer), the process still ends.
+    setTimeout(() => {
+      log("stop took too long; exiting");
+      process.exit(1);
+    }, graceMs + 30_000).unref();
+    log(`${why}: stopping (in-flight requests: ${inFlight}; waiting up to ${graceMs} ms for them)`);
+    markDraining();
+    server.close();
+    server.closeIdleConnections();
+    if (inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        onIdle = resolve;
+        setTimeout(resolve, graceMs).unref();
+      });
+    }
+    if (inFlight > 0) log(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
     server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    await sweeper.stop();
-    await app.close().catch(() => {});
-    await db.$disconnect();
+    await withTimeout(sweeper.stop(), 5_000);
+    if (app) await withTimeout(app.close(), 5_000);
+    await withTimeout(db.$disconnect(), 5_000);
+    await withTimeout(getDb().$disconnect(), 5_000);
     await embedded?.stop();
+    dataDirLock?.release();
     log("stopped");
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGHUP", () => void stop("SIGHUP"));
+  const parentWatch = watchParents((pid) => void stop(`parent process ${pid} exited`));
 }
 
-main().catch((error) => {
-  console.error("[work-graph] failed to start:", error instanceof AdminTokenError ? error.message : error);
+main().catch(async (error) => {
+  console.error(`[work-graph] failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  await embedded?.stop().catch(() => {});
+  dataDirLock?.release();
   process.exit(1);
 });

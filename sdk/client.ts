@@ -16,6 +16,19 @@ export interface WorkGraphClientOptions {
   headers?: Record<string, string>;
   /** fetch implementation (default: the global fetch). Handy for proxies, logging or tests. */
   fetch?: typeof fetch;
+  /**
+   * Retries, with exponential backoff and jitter, of a call the server could not serve right now
+   * (HTTP 503: UNAVAILABLE, its database is restarting) or that never reached it (connection
+   * refused; for queries also a dropped connection). Default 6 attempts, 250 ms doubling up to
+   * 4 s (about 10 s in all); `false` turns it off. Other failures are never retried here.
+   */
+  retry?: RetryOptions | false;
+}
+
+export interface RetryOptions {
+  attempts?: number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
 }
 
 /** `http://host:3000/` → `http://host:3000/api/trpc`. */
@@ -39,6 +52,41 @@ class WorkGraphUntypedClient extends TRPCUntypedClient<AppRouter> {
   }
 }
 
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const DROPPED = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED"]);
+
+function networkCode(error: unknown): string | undefined {
+  for (let current = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; current && depth < 4; depth++) {
+    if (typeof current.code === "string") return current.code;
+    current = current.cause as typeof current;
+  }
+  return undefined;
+}
+
+/**
+ * A mutation is retried only when it certainly did not reach the server (or got a 503, which the
+ * server sends before doing anything); a query, which changes nothing, also after a dropped connection.
+ */
+function retryingFetch(inner: typeof fetch, policy: Required<RetryOptions>): typeof fetch {
+  return async (input, init) => {
+    const isQuery = (init?.method ?? "GET").toUpperCase() === "GET";
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const response = await inner(input, init);
+        if (response.status !== 503 || attempt >= policy.attempts) return response;
+        await response.body?.cancel();
+      } catch (error) {
+        const code = networkCode(error);
+        const retryable = code !== undefined && (NEVER_SENT.has(code) || (isQuery && DROPPED.has(code)));
+        if (!retryable || attempt >= policy.attempts || init?.signal?.aborted) throw error;
+      }
+      const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      if (init?.signal?.aborted) throw init.signal.reason;
+    }
+  };
+}
+
 /**
  * A typed client over plain JSON (no transformer), one HTTP request per call (no batching,
  * so every call is exactly the request API.md describes). Failures reject with WorkGraphError.
@@ -51,10 +99,12 @@ export function createWorkGraphClient(options: WorkGraphClientOptions): WorkGrap
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     return baseFetch(input, { ...init, signal });
   };
+  const retry = options.retry === false ? { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } : { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000, ...options.retry };
+  const fetchWithRetry = retryingFetch(timedFetch, retry);
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   const untyped = new WorkGraphUntypedClient({
-    links: [httpLink({ url: apiUrl(options.url), headers, fetch: timedFetch })],
+    links: [httpLink({ url: apiUrl(options.url), headers, fetch: fetchWithRetry })],
   });
   return createTRPCClientProxy<AppRouter>(untyped);
 }

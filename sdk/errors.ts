@@ -66,7 +66,7 @@ export class WorkGraphError extends TRPCClientError<AppRouter> {
 
   /** True when retrying the same call (with the same idempotency key) is the right move. */
   get retryable(): boolean {
-    return this.reason === "NETWORK" || this.reason === "INTERNAL";
+    return this.reason === "NETWORK" || this.reason === "INTERNAL" || this.reason === "UNAVAILABLE";
   }
 }
 

@@ -6,7 +6,7 @@
 export { apiUrl, createWorkGraphClient } from "./client";
 export type {
   AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, CreateWorkItemInput, DecomposeInput, DecomposeResult,
-  FinishResult, Lease, Note, WorkGraphClient, WorkGraphClientOptions, WorkGraphEvent, WorkItem,
+  FinishResult, Lease, Note, RetryOptions, WorkGraphClient, WorkGraphClientOptions, WorkGraphEvent, WorkItem,
 } from "./client";
 export { API_REASONS, isWorkGraphError, toWorkGraphError, WorkGraphError } from "./errors";
 export type { ApiReason, ErrorReason, LeaseNotCurrentKind } from "./errors";

@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import pg from "pg";
 
 export interface PrismaCliResult {
   exitCode: number;
@@ -68,5 +69,34 @@ export async function migrateDeploy(databaseUrl: string): Promise<void> {
   const result = await runPrismaCli(["migrate", "deploy"], { databaseUrl });
   if (result.exitCode !== 0) {
     throw new Error(`prisma migrate deploy failed (exit code ${result.exitCode}):\n${result.stdout}${result.stderr}`);
+  }
+}
+
+/** Names of the migrations this checkout ships (prisma/migrations/<name>/). */
+export function localMigrationNames(): string[] {
+  return readdirSync(path.join(projectRoot(), "prisma", "migrations"), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
+
+/**
+ * True unless every local migration is recorded as applied. Lets a restart skip the Prisma CLI
+ * (seconds of CPU) when there is nothing to do; any doubt (no database yet, no table) says true.
+ */
+export async function hasPendingMigrations(databaseUrl: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const table = await client.query<{ exists: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists");
+    if (!table.rows[0]?.exists) return true;
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
+    );
+    const applied = new Set(rows.map((row) => row.name));
+    return !localMigrationNames().every((name) => applied.has(name));
+  } catch {
+    return true;
+  } finally {
+    await client.end().catch(() => {});
   }
 }

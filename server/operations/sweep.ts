@@ -26,8 +26,8 @@ export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number
   return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch));
 }
 
-/** Runs the sweep (expired leases, then old idempotency receipts) every `intervalMs` until stopped; errors are reported and the loop goes on. */
-export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error) {
+/** Runs the sweep (expired leases, then old idempotency receipts) every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
+export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error, onPass?: () => void) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -40,6 +40,7 @@ export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: 
         while (!stopped && (await sweepExpiredReceipts(db)) > 0) {
           // the same for receipts, one short transaction per batch
         }
+        if (!stopped) onPass?.();
       } catch (error) {
         if (!stopped) onError(error);
       }

@@ -8,6 +8,7 @@ import { maxBatchCalls, maxBodyBytes } from "../http/limits";
 import { newRequestId, withRequestId } from "../http/request-id";
 import { createContext, type Context } from "./init";
 import { appRouter } from "./root";
+import { asUnavailable } from "./unavailable";
 
 const ENDPOINT = "/api/trpc";
 
@@ -75,7 +76,7 @@ async function respond(db: Db, incoming: Request, requestId: string, onError: (e
     endpoint: ENDPOINT,
     req: request,
     router: appRouter,
-    createContext: () => (context ? context : Promise.reject(contextFailure)),
+    createContext: () => (context ? context : Promise.reject(asUnavailable(contextFailure))),
     onError: ({ error }) => {
       if (error.code === "INTERNAL_SERVER_ERROR") onError(error.cause ?? error);
     },

@@ -3,10 +3,12 @@ import { z } from "zod";
 import { sessionCaller } from "../auth/sessions";
 import { authenticate } from "../auth/tokens";
 import type { Db } from "../db";
+import { noteDatabaseUp } from "../database/availability";
 import { sqlState } from "../database/transaction";
 import type { Caller, Role } from "../domain/types";
 import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
 import { currentRequestId } from "../http/request-id";
+import { asUnavailable } from "./unavailable";
 
 export const SESSION_COOKIE = "wg_session";
 /** Header the dashboard sends with every call; a cross-site form or fetch cannot set it without CORS. */
@@ -114,8 +116,11 @@ export const createCallerFactory = t.createCallerFactory;
 /** Turns domain refusals (and the few database errors that mean bad input) into tRPC errors with the right code. */
 const mapDomainErrors = t.middleware(async ({ next }) => {
   const result = await next();
+  if (result.ok) noteDatabaseUp();
   if (!result.ok) {
     const cause = result.error.cause;
+    const unavailable = asUnavailable(cause);
+    if (unavailable !== cause) throw unavailable;
     if (cause instanceof WorkGraphError) {
       throw new TRPCError({ code: TRPC_CODE_BY_REASON[cause.reason], message: cause.message, cause });
     }

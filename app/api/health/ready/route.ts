@@ -1,0 +1,9 @@
+import { getDb } from "@/server/db";
+import { healthResponse, readiness } from "@/server/health";
+
+export const dynamic = "force-dynamic";
+
+/** Readiness: database reachable, migrations applied, expiry sweep running, not draining (server/health.ts). */
+export async function GET() {
+  return healthResponse(await readiness(getDb()));
+}

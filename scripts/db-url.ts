@@ -1,0 +1,16 @@
+/**
+ * `npm run db:url`: prints the URL of this checkout's embedded PostgreSQL (WORK_GRAPH_DATA_DIR,
+ * default .work-graph/), so another app instance can use it: `DATABASE_URL=$(npm run -s db:url) npm start`.
+ * The URL holds the generated password; treat it as a secret.
+ */
+import path from "node:path";
+import { embeddedDatabaseUrl } from "../server/database/embedded";
+import { projectRoot } from "../server/database/migrate";
+
+const dataDir = path.resolve(projectRoot(), process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph");
+const url = embeddedDatabaseUrl(path.join(dataDir, "postgres"));
+if (!url) {
+  console.error(`no embedded PostgreSQL in ${dataDir} yet: run \`npm start\` once first`);
+  process.exit(1);
+}
+console.log(url);

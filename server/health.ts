@@ -1,0 +1,78 @@
+import type { Db } from "./db";
+import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./database/availability";
+import { localMigrationNames } from "./database/migrate";
+
+/**
+ * GET /api/health/live and /api/health/ready (README "Operations"). Status codes are what a
+ * load balancer or a Kubernetes probe understands: 200 ok, 503 not ready; bodies name the
+ * failing check only, never a host, port or error text.
+ */
+
+interface HealthState {
+  lastSweepAt: number | null;
+  sweepIntervalMs: number;
+  draining: boolean;
+}
+
+// Process-wide (globalThis): scripts/start.ts records, Next's route bundle reads.
+const state = ((globalThis as { workGraphHealth?: HealthState }).workGraphHealth ??= { lastSweepAt: null, sweepIntervalMs: 1000, draining: false });
+
+export function recordSweepPass(intervalMs: number): void {
+  state.lastSweepAt = Date.now();
+  state.sweepIntervalMs = intervalMs;
+}
+
+/** The server is stopping: readiness fails so balancers send new requests elsewhere. */
+export function markDraining(): void {
+  state.draining = true;
+}
+
+export interface HealthReport {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export function liveness(): HealthReport {
+  return { status: 200, body: { status: "ok" } };
+}
+
+let localMigrations: string[] | null = null;
+const migrationNames = () => (localMigrations ??= localMigrationNames());
+
+const CHECK_TIMEOUT_MS = 2_000;
+
+async function migrationsApplied(db: Db): Promise<boolean> {
+  const rows = await db.$queryRaw<{ name: string }[]>`
+    SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
+  const applied = new Set(rows.map((row) => row.name));
+  return migrationNames().every((name) => applied.has(name));
+}
+
+/**
+ * Ready when: not draining, the database answers (within 2 s), every migration of this build
+ * is applied, and this instance's expiry sweep passed within the last max(5 intervals, 10 s).
+ */
+export async function readiness(db: Db): Promise<HealthReport> {
+  let database: "ok" | "unavailable" = "ok";
+  let migrations: "ok" | "pending" | "unknown" = "unknown";
+  try {
+    const applied = await Promise.race([
+      migrationsApplied(db),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout exceeded when trying to connect")), CHECK_TIMEOUT_MS).unref()),
+    ]);
+    migrations = applied ? "ok" : "pending";
+    noteDatabaseUp();
+  } catch (error) {
+    database = "unavailable";
+    if (isDatabaseUnavailable(error)) noteDatabaseDown();
+    else console.error("[work-graph] readiness check failed:", error);
+  }
+  const sweepFresh = state.lastSweepAt !== null && Date.now() - state.lastSweepAt <= Math.max(5 * state.sweepIntervalMs, 10_000);
+  const checks = { database, migrations, sweep: sweepFresh ? "ok" : "stale", draining: state.draining };
+  const ready = database === "ok" && migrations === "ok" && sweepFresh && !state.draining;
+  return { status: ready ? 200 : 503, body: { status: ready ? "ok" : "unavailable", checks } };
+}
+
+export function healthResponse(report: HealthReport): Response {
+  return Response.json(report.body, { status: report.status, headers: { "cache-control": "no-store" } });
+}
