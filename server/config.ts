@@ -10,3 +10,10 @@ export function sweepIntervalMs(): number {
   const value = Number(process.env.WORK_GRAPH_SWEEP_INTERVAL_MS ?? 1000);
   return Number.isFinite(value) && value >= 50 ? value : 1000;
 }
+
+/** Rule 11: the consecutive expiries after which an item goes to a person (0 = off). */
+export function maxConsecutiveExpiries(): number {
+  const raw = process.env.WORK_GRAPH_MAX_EXPIRIES;
+  const value = raw === undefined || raw === "" ? 3 : Number(raw);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}
