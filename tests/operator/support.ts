@@ -4,7 +4,8 @@ import type pg from "pg";
 export async function waitForWaiters(sql: pg.Client, locktype: "advisory" | "tuple" | "transactionid" | "relation", count: number) {
   for (;;) {
     const { rows } = await sql.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = $1 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+        WHERE l.locktype = $1 AND NOT l.granted AND a.datname = current_database()`,
       [locktype],
     );
     if (rows[0]!.n >= count) return;
