@@ -47,7 +47,7 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
         ) : active.data.length === 0 ? (
           <Empty>{workerId ? `No live leases held by ${workerId}.` : "No live leases."}</Empty>
         ) : (
-          <LeaseTable leases={active.data} testId="active-leases" />
+          <LeaseTable leases={active.data} testId="active-leases" revocable />
         )}
       </Section>
       <Section title="Recently ended" id="recent">
