@@ -1,25 +1,21 @@
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
 
-/**
- * Claims and drains of one worker serialize on a transaction-scoped advisory lock keyed by
- * the worker id (a row lock would not do: the worker may have no worker_drains row yet).
- * A claim holds it shared from before it reads the drain state until it commits; a drain takes
- * it exclusively. So a claim either commits before the drain commits, or it reads the drain
- * and is refused: no lease is ever created after a drain committed.
+/*
+ * Claims and drains of one worker serialize on an advisory lock keyed by the worker id (the
+ * SQL functions of migration 20261203120000_operator_control): a claim either commits before a
+ * drain commits, or it sees the drain and is refused. No lease is created after a drain committed.
  */
-const DRAIN_LOCK_SPACE = 0x77670d; // first key of the two-key advisory lock, reserved for worker drains
 
+/** The drain side: waits for the worker's claims in flight and holds them off until commit. */
 export async function lockWorkerForDrain(tx: Tx, workerId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(${DRAIN_LOCK_SPACE}::int, hashtext(${workerId}))`;
+  await tx.$executeRaw`SELECT lock_worker_for_drain(${workerId})`;
 }
 
 /** Every claim path calls this first: WORKER_DRAINED when an operator drained the worker. */
 export async function refuseDrainedWorker(tx: Tx, workerId: string): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock_shared(${DRAIN_LOCK_SPACE}::int, hashtext(${workerId}))`;
-  // A separate statement, so its snapshot is taken after the lock was granted.
   const [drained] = await tx.$queryRaw<{ reason: string | null; drainedAt: Date }[]>`
-    SELECT reason, drained_at AS "drainedAt" FROM worker_drains WHERE worker_id = ${workerId} AND drained_at IS NOT NULL`;
+    SELECT reason, drained_at AS "drainedAt" FROM claimable_worker_drain(${workerId})`;
   if (drained) {
     throw new WorkGraphError(
       "WORKER_DRAINED",

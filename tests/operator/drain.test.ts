@@ -145,8 +145,8 @@ describe("workers.list", () => {
     const l1 = (await a.leases.claim({ workItemId: "wl-1", durationSeconds: 60 }))!.lease;
     await a.leases.release({ leaseId: l1.id, epoch: l1.epoch, evidence: "ok" });
     const l2 = (await a.leases.claim({ workItemId: "wl-2", durationSeconds: 60 }))!.lease;
-    await operator.leases.revoke({ leaseId: l2.id, epoch: l2.epoch, reason: "stop" });
-    await a.leases.claim({ workItemId: "wl-3", durationSeconds: 60 });
+    const l3 = (await a.leases.claim({ workItemId: "wl-3", durationSeconds: 60 }))!.lease;
+    const revoked = await operator.leases.revoke({ leaseId: l2.id, epoch: l2.epoch, reason: "stop" });
     const l4 = (await b.leases.claim({ workItemId: "wl-4", durationSeconds: 60 }))!.lease;
     await b.leases.note({ leaseId: l4.id, epoch: l4.epoch, content: "b was here last" });
     await operator.workers.drain({ workerId: "wl-a", reason: "maintenance" });
@@ -158,11 +158,15 @@ describe("workers.list", () => {
     });
     expect(byId.get("wl-b")).toMatchObject({ liveLeases: 1, drained: false, drainReason: null, lastHour: { claimed: 1, released: 0, expired: 0, revoked: 0 } });
     expect(byId.get("wl-never")).toMatchObject({ liveLeases: 0, lastSeenAt: null, lastHour: { claimed: 0, released: 0, expired: 0, revoked: 0 } });
+    // b was last seen writing its note (after its claim).
     const { rows: [noteAt] } = await sql.query("SELECT created_at FROM notes WHERE lease_id = $1", [l4.id]);
-    expect(byId.get("wl-b")!.lastSeenAt).toBe(noteAt.created_at.toISOString());
+    const bSeen = Date.parse(byId.get("wl-b")!.lastSeenAt!);
+    expect(bSeen).toBeGreaterThan(Date.parse(l4.acquiredAt));
+    expect(Math.abs(bSeen - noteAt.created_at.getTime())).toBeLessThan(100);
     // The revocation is the operator's act, not the worker's: a's last sighting is its third claim.
-    const { rows: [claimAt] } = await sql.query("SELECT acquired_at FROM leases WHERE work_item_id = 'wl-3'");
-    expect(byId.get("wl-a")!.lastSeenAt).toBe(claimAt.acquired_at.toISOString());
+    const aSeen = Date.parse(byId.get("wl-a")!.lastSeenAt!);
+    expect(aSeen).toBeGreaterThanOrEqual(Date.parse(l3.acquiredAt));
+    expect(aSeen).toBeLessThan(Date.parse(revoked.lease.endedAt!));
     const order = workers.map((worker) => worker.workerId);
     expect(order.indexOf("wl-b")).toBeLessThan(order.indexOf("wl-a"));
     expect(order.indexOf("wl-a")).toBeLessThan(order.indexOf("wl-never"));

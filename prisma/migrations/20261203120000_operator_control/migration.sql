@@ -17,8 +17,7 @@ CREATE INDEX "leases_worker_id_ended_at_idx" ON "leases"("worker_id", "ended_at"
 CREATE INDEX "events_actor_sequence_idx" ON "events"("actor", "sequence");
 
 -- Drained workers claim nothing new (workers.drain). A row stays after undrain (drained_at
--- NULL) and records who changed it last. Claims and drains of one worker serialize on an
--- advisory lock (server/domain/draining.ts), not on this row, which may not exist yet.
+-- NULL) and records who changed it last.
 CREATE TABLE "worker_drains" (
     "worker_id"     TEXT NOT NULL,
     "drained_at"    TIMESTAMPTZ(6),
@@ -28,6 +27,23 @@ CREATE TABLE "worker_drains" (
     CONSTRAINT "worker_drains_pkey" PRIMARY KEY ("worker_id"),
     CONSTRAINT "worker_drains_reason_only_when_drained" CHECK ("drained_at" IS NOT NULL OR "reason" IS NULL)
 );
+
+-- Claims and drains of one worker serialize on a transaction-scoped advisory lock keyed by the
+-- worker id (a row lock would not do: the worker may have no worker_drains row yet). A claim
+-- holds it shared from before it reads the drain state until it commits; a drain takes it
+-- exclusively. So a claim either commits before the drain commits or reads the drain and is
+-- refused. 7825165 is the lock space of worker drains (first key of the two-key form).
+CREATE FUNCTION "lock_worker_for_drain"("worker" TEXT) RETURNS void LANGUAGE sql VOLATILE AS $$
+    SELECT pg_advisory_xact_lock(7825165, hashtext("worker"));
+$$;
+
+-- The claim side, in one round trip: the read after the lock is a separate statement of a
+-- VOLATILE function, so under READ COMMITTED it sees every drain committed before the lock was granted.
+CREATE FUNCTION "claimable_worker_drain"("worker" TEXT) RETURNS TABLE ("reason" TEXT, "drained_at" TIMESTAMPTZ) LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock_shared(7825165, hashtext("worker"));
+    RETURN QUERY SELECT d."reason", d."drained_at" FROM "worker_drains" d WHERE d."worker_id" = "worker" AND d."drained_at" IS NOT NULL;
+END $$;
 
 -- tokens.list lastUsedAt, written at most once a minute per token (server/auth/tokens.ts).
 ALTER TABLE "api_tokens" ADD COLUMN "last_used_at" TIMESTAMPTZ(6);
