@@ -62,7 +62,7 @@ export const EXIT_CODE_TABLE = `Exit codes:
   2  usage error, VALIDATION or TOO_LARGE (the input is wrong: fix it, do not retry as is)
   3  UNAUTHENTICATED / FORBIDDEN (token missing, unknown, revoked, or not allowed)
   4  NOT_FOUND
-  5  LEASE_NOT_CURRENT: your lease is gone (expired, taken over, ended) - stop working on the item
+  5  LEASE_NOT_CURRENT: your lease is gone (expired, taken over, revoked, ended) - stop working on the item
   6  NOT_CLAIMABLE, or claim found nothing ready
   7  other conflict (ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED,
      IDEMPOTENCY_KEY_REUSED)

@@ -523,8 +523,9 @@ const commands: Record<string, Command> = {
     noExtraArgs(context, 0, "tokens list");
     const tokens = await context.client().tokens.list.query();
     const human = table(tokens.map((token) => [
-      token.id, token.role, token.workerId ?? "-", token.label ?? "-", token.createdAt, token.revokedAt ? `revoked ${token.revokedAt}` : "active",
-    ]), ["id", "role", "worker", "label", "created", "state"]);
+      token.id, token.role, token.workerId ?? "-", token.label ?? "-", token.createdAt, token.lastUsedAt ?? "never",
+      token.revokedAt ? `revoked ${token.revokedAt}` : "active",
+    ]), ["id", "role", "worker", "label", "created", "last used", "state"]);
     return { data: tokens, human };
   },
 
@@ -533,6 +534,52 @@ const commands: Record<string, Command> = {
     noExtraArgs(context, 1, "tokens revoke");
     const result = await context.client().tokens.revoke.mutate({ id });
     return { data: result, human: `Revoked token ${result.id} at ${result.revokedAt}.` };
+  },
+
+  async revoke(context) {
+    const item = positional(context, 0, "item", "revoke");
+    noExtraArgs(context, 1, "revoke");
+    const reason = required(context, "reason", "revoke");
+    const client = context.client();
+    const flagLease = context.values["lease-id"];
+    const lease = flagLease
+      ? { id: flagLease, epoch: integer(context, "epoch", "revoke") ?? (await client.leases.get.query({ leaseId: flagLease })).epoch }
+      : (await client.workItems.get.query({ id: item })).currentLease;
+    if (!lease) {
+      throw new WorkGraphError("LEASE_NOT_CURRENT", `${item} has no live lease to revoke`, { code: "CONFLICT", detail: { kind: "unknown", workItemId: item, local: true } });
+    }
+    const result = await client.leases.revoke.mutate({ leaseId: lease.id, epoch: lease.epoch, reason });
+    return {
+      data: result,
+      human: `Revoked ${result.lease.workerId}'s lease on ${item} (epoch ${result.lease.epoch}). ${item} is now ${result.workItem.stage}.`,
+    };
+  },
+
+  async workers(context) {
+    noExtraArgs(context, 0, "workers");
+    const workers = await context.client().workers.list.query({});
+    const human = workers.length === 0
+      ? "No workers seen yet."
+      : table(workers.map((worker) => [
+        worker.workerId, String(worker.liveLeases), worker.lastSeenAt ?? "never",
+        `${worker.lastHour.claimed}/${worker.lastHour.released}/${worker.lastHour.expired}/${worker.lastHour.revoked}`,
+        worker.drained ? `drained${worker.drainReason ? `: ${oneLine(worker.drainReason, 40)}` : ""}` : "-",
+      ]), ["worker", "live", "last seen", "last hour claimed/released/expired/revoked", "drained"]);
+    return { data: workers, human };
+  },
+
+  async drain(context) {
+    const workerId = positional(context, 0, "worker", "drain");
+    noExtraArgs(context, 1, "drain");
+    const worker = await context.client().workers.drain.mutate({ workerId, reason: context.values.reason });
+    return { data: worker, human: `Drained ${workerId}: it claims nothing new; its ${plural(worker.liveLeases, "live lease")} carry on.` };
+  },
+
+  async undrain(context) {
+    const workerId = positional(context, 0, "worker", "undrain");
+    noExtraArgs(context, 1, "undrain");
+    const worker = await context.client().workers.undrain.mutate({ workerId });
+    return { data: worker, human: `Undrained ${workerId}: it may claim again.` };
   },
 
   async health(context) {
@@ -557,7 +604,9 @@ function printError(error: WorkGraphError, json: boolean) {
   }
   const kind = error.leaseKind ? ` (${error.leaseKind})` : "";
   const lines = [`work-graph: ${error.reason}${kind}: ${error.message}`];
+  if (error.leaseKind === "revoked") lines.push(`An operator revoked it${error.detail.revokedBy ? ` (${String(error.detail.revokedBy)})` : ""}: ${String(error.detail.reason ?? "no reason given")}`);
   if (error.fenced) lines.push("Your lease on this item is gone: stop working on it and write nothing more about it. Claim again to continue.");
+  if (error.drained) lines.push("An operator drained this worker: finish the leases you hold, claim nothing new.");
   if (error.reason === "UNAUTHENTICATED") lines.push("Check WORK_GRAPH_TOKEN / --token.");
   if (error.reason === "NETWORK") lines.push("Check WORK_GRAPH_URL / --url and that the server is running.");
   if (error.reason === "NOT_CLAIMABLE" && error.detail.stage) lines.push(`The item is ${String(error.detail.stage)}.`);

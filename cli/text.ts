@@ -32,8 +32,10 @@ Rules
   write nothing more about it, and claim again (it may be someone else's now).
 - The CLI remembers your lease per item: never pass lease ids or epochs by hand.
 - Add --json to any command for machine-readable output.
+- Exit code 9 (WORKER_DRAINED) = an operator drained you: finish the items you hold, then stop
+  claiming.
 - Exit codes: 0 ok, 2 bad input, 3 auth, 4 not found, 5 fenced: stop, 6 nothing to claim,
-  7 conflict, 8 server unreachable: retry later.
+  7 conflict, 8 server unreachable: retry later, 9 drained: finish and stop.
 `;
 
 export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = {
@@ -68,6 +70,13 @@ export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = 
   "tokens create": { usage: "tokens create --role agent|operator|admin [--worker-id W] [--label L]", summary: "mint a token (admin); shown once" },
   "tokens list": { usage: "tokens list", summary: "tokens without their secrets (admin)" },
   "tokens revoke": { usage: "tokens revoke <id>", summary: "revoke a token (admin)" },
+  revoke: {
+    usage: "revoke <item> --reason R [--lease-id ID [--epoch N]]",
+    summary: "end the live lease on <item> now (operator); its worker is fenced (exit 5) and the item is ready again",
+  },
+  workers: { usage: "workers", summary: "every worker: live leases, last seen, last-hour counts, drained state" },
+  drain: { usage: "drain <worker> [--reason R]", summary: "stop <worker> claiming (operator); its claims then exit 9, its leases carry on" },
+  undrain: { usage: "undrain <worker>", summary: "let a drained worker claim again (operator)" },
   health: { usage: "health", summary: "check the server and its database (no token needed)" },
   prime: { usage: "prime", summary: "print the agent workflow (offline)" },
   help: { usage: "help [command]", summary: "this help" },

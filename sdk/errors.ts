@@ -18,7 +18,7 @@ export type ApiReason = (typeof API_REASONS)[number];
 export type ErrorReason = ApiReason | "INTERNAL" | "NETWORK" | "ABORTED";
 
 /** `error.data.detail.kind` of a LEASE_NOT_CURRENT refusal (API.md). */
-export type LeaseNotCurrentKind = "expired" | "superseded" | "ended" | "unknown";
+export type LeaseNotCurrentKind = "expired" | "superseded" | "revoked" | "ended" | "unknown";
 
 const isApiReason = (value: unknown): value is ApiReason => (API_REASONS as readonly unknown[]).includes(value);
 
@@ -57,6 +57,11 @@ export class WorkGraphError extends TRPCClientError<AppRouter> {
   /** LEASE_NOT_CURRENT: the lease is not live any more; stop working on the item and never write with it again. */
   get fenced(): boolean {
     return this.reason === "LEASE_NOT_CURRENT";
+  }
+
+  /** WORKER_DRAINED: an operator drained this worker; finish the leases you hold and claim nothing new. */
+  get drained(): boolean {
+    return this.reason === "WORKER_DRAINED";
   }
 
   /** `detail.kind` of a LEASE_NOT_CURRENT refusal, else undefined. */

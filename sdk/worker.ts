@@ -75,7 +75,7 @@ export interface WorkerSummary {
   lost: number;
   failed: number;
   handlerErrors: number;
-  /** "signal", "SIGINT", "SIGTERM", "maxItems" or "idle". */
+  /** "signal", "SIGINT", "SIGTERM", "maxItems", "idle" or "drained" (an operator drained the worker). */
   stoppedBy: string;
 }
 
@@ -417,7 +417,9 @@ class LeaseSession {
  * Runs an agent loop until stopped: claim the next ready item (with an idempotency key, so a
  * retried claim after a lost answer returns the same lease instead of taking a second item) →
  * `handler` → write its result with the lease, renewing the lease automatically meanwhile.
- * Resolves with a summary once stopped (SIGINT/SIGTERM, `signal`, `maxItems`, `stopWhenIdleMs`);
+ * Resolves with a summary once stopped (SIGINT/SIGTERM, `signal`, `maxItems`, `stopWhenIdleMs`, or
+ * WORKER_DRAINED on a claim: an operator drained the worker, so it finishes what it holds and exits);
+ * a revoked lease aborts the handler like any fence;
  * rejects only on a refusal no retry can fix (bad token, forbidden, invalid options).
  */
 export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummary> {
@@ -598,6 +600,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
         claimed = await claimNext();
       } catch (thrown) {
         const error = toWorkGraphError(thrown);
+        if (error.drained) {
+          // Nothing is held between claims (the item in hand was finished first): just exit.
+          stop("drained");
+          break;
+        }
         if (!error.retryable) throw error;
         await sleep(jittered(pollIntervalMs, Math.min(emptyPolls++, 10), maxPollIntervalMs), wake.signal);
         continue;

@@ -17,3 +17,10 @@ export function idempotencyHours(): number {
   const value = raw === undefined || raw === "" ? 24 : Number(raw);
   return Number.isFinite(value) && value > 0 ? value : 24;
 }
+
+/** Rule 11: the consecutive expiries after which an item goes to a person (0 = off). */
+export function maxConsecutiveExpiries(): number {
+  const raw = process.env.WORK_GRAPH_MAX_EXPIRIES;
+  const value = raw === undefined || raw === "" ? 3 : Number(raw);
+  return Number.isInteger(value) && value > 0 ? value : 0;
+}

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { duration } from "./format";
 import { NeighbourhoodGraph } from "./graph";
+import { RevokeLease } from "./revoke-lease";
 import { describeError, useTRPC } from "./trpc";
 import type { Lease, Neighbourhood, Outputs, WorkItem } from "./types";
 import { Age, ApiError, Countdown, Empty, Loading, OutcomeBadge, Section, StageBadge, Time } from "./ui";
@@ -292,12 +293,15 @@ function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood })
   );
 }
 
-function LeaseTimeline({ leases, attention }: { leases: Lease[]; attention: Attention[] }) {
+type ItemEvent = Outputs["events"]["list"]["items"][number];
+
+function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attention: Attention[]; events: ItemEvent[] }) {
   if (leases.length === 0) return <Empty>Never claimed.</Empty>;
   return (
     <ol className="timeline" data-testid="lease-history">
       {[...leases].reverse().map((lease) => {
         const asked = attention.filter((a) => a.leaseId === lease.id);
+        const revocation = lease.outcome === "revoked" ? events.find((e) => e.type === "lease.ended" && e.leaseId === lease.id) : undefined;
         return (
           <li key={lease.id} className={`timeline-entry tl-${lease.outcome ?? "live"}`} data-epoch={lease.epoch} data-outcome={lease.outcome ?? "live"}>
             <div className="timeline-head">
@@ -321,6 +325,11 @@ function LeaseTimeline({ leases, attention }: { leases: Lease[]; attention: Atte
                 </>
               ) : null}
             </p>
+            {revocation ? (
+              <p className="timeline-revoked" data-testid="revocation">
+                <span className="label">Revoked by</span> {revocation.actor}: {String(revocation.data.reason ?? "")}
+              </p>
+            ) : null}
             {asked.map((request) => (
               <div key={request.id} className="timeline-attention">
                 <p>
@@ -373,6 +382,8 @@ export function ItemView({ id }: { id: string }) {
   const item = useQuery(trpc.workItems.get.queryOptions({ id }));
   const around = useQuery(trpc.dashboard.neighbourhood.queryOptions({ id }));
   const history = useQuery(trpc.leases.history.queryOptions({ workItemId: id }));
+  // The newest events carry the reasons of revocations shown in the lease timeline.
+  const events = useQuery(trpc.events.list.queryOptions({ workItemId: id, order: "desc", limit: 200 }));
   const attention = useQuery(trpc.attention.list.queryOptions({ workItemId: id, limit: 200 }));
 
   if (item.error) {
@@ -446,10 +457,18 @@ export function ItemView({ id }: { id: string }) {
       <div className="two-col">
         <Section title="Lease history" id="lease-history">
           {history.error ? <ApiError error={history.error} /> : null}
-          {history.data ? <LeaseTimeline leases={history.data} attention={attention.data?.items ?? []} /> : <Loading what="lease history" />}
+          {history.data ? <LeaseTimeline leases={history.data} attention={attention.data?.items ?? []} events={events.data?.items ?? []} /> : <Loading what="lease history" />}
         </Section>
         {!terminal ? (
           <Section title="Operator actions" id="actions">
+            {data.currentLease ? (
+              <div className="action-form">
+                <p>
+                  Live lease: <span className="worker">{data.currentLease.workerId}</span>, epoch {data.currentLease.epoch}
+                </p>
+                <RevokeLease lease={data.currentLease} />
+              </div>
+            ) : null}
             <PriorityForm item={data} />
             <AddDependencyForm item={data} />
             <CancelForm item={data} />

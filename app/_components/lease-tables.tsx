@@ -2,13 +2,14 @@
 
 import Link from "next/link";
 import { duration } from "./format";
+import { RevokeLease } from "./revoke-lease";
 import type { ActiveLease, EndedLease } from "./types";
 import { Age, Countdown, OutcomeBadge, Time } from "./ui";
 
 const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
 
-/** Live leases, in the order given (soonest expiry first from leases.active). */
-export function LeaseTable({ leases, testId }: { leases: ActiveLease[]; testId: string }) {
+/** Live leases, in the order given (soonest expiry first from leases.active); `revocable` adds a Revoke action per lease. */
+export function LeaseTable({ leases, testId, revocable = false }: { leases: ActiveLease[]; testId: string; revocable?: boolean }) {
   return (
     <table className="table responsive" data-testid={testId}>
       <thead>
@@ -18,6 +19,7 @@ export function LeaseTable({ leases, testId }: { leases: ActiveLease[]; testId: 
           <th scope="col">Epoch</th>
           <th scope="col">Time left</th>
           <th scope="col">Last renewal</th>
+          {revocable ? <th scope="col"><span className="visually-hidden">Actions</span></th> : null}
         </tr>
       </thead>
       <tbody>
@@ -30,6 +32,7 @@ export function LeaseTable({ leases, testId }: { leases: ActiveLease[]; testId: 
             <td data-label="Epoch" className="num epoch">{lease.epoch}</td>
             <td data-label="Time left"><Countdown expiresAt={lease.expiresAt} /></td>
             <td data-label="Last renewal">{lease.renewedAt ? <Age since={lease.renewedAt} /> : <span className="muted">not renewed</span>}</td>
+            {revocable ? <td data-label="Actions"><RevokeLease lease={lease} /></td> : null}
           </tr>
         ))}
       </tbody>

@@ -49,7 +49,7 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
         ) : active.data.length === 0 ? (
           <Empty>{workerId ? <>No live leases held by <bdi>{workerId}</bdi>.</> : "No live leases."}</Empty>
         ) : (
-          <LeaseTable leases={active.data} testId="active-leases" />
+          <LeaseTable leases={active.data} testId="active-leases" revocable />
         )}
         {active.data?.length === ACTIVE_LIMIT ? <p className="hint">Showing the {ACTIVE_LIMIT} soonest to expire; filter by worker to see others.</p> : null}
       </Section>

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useState } from "react";
 import { humanize } from "./format";
 import { LeaseTable } from "./lease-tables";
+import { OutcomeCounts } from "./outcome-counts";
 import { useSummary } from "./shell";
 import { useTRPC } from "./trpc";
 import { Age, ApiError, Empty, Loading, Section, StageBadge } from "./ui";
@@ -144,6 +145,7 @@ export function Overview() {
         <h1>Overview</h1>
       </div>
       <StageCounts />
+      <OutcomeCounts />
       <AttentionCallout />
       <NeedsAttention />
       <div className="two-col">

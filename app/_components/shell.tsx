@@ -13,6 +13,7 @@ const NAV = [
   { href: "/", label: "Overview" },
   { href: "/items", label: "Items" },
   { href: "/leases", label: "Leases" },
+  { href: "/workers", label: "Workers" },
   { href: "/attention", label: "Attention" },
 ] as const;
 

@@ -22,6 +22,7 @@ export interface TokenIdentity {
 interface TokenRow extends TokenIdentity {
   createdAt: Date;
   revokedAt: Date | null;
+  lastUsedAt: Date | null;
 }
 
 export function callerFromToken(row: TokenIdentity): Caller {
@@ -33,11 +34,20 @@ export function callerFromToken(row: TokenIdentity): Caller {
   };
 }
 
-/** The caller a bearer token stands for, or null when it is unknown or revoked. */
+/**
+ * The caller a bearer token stands for, or null when it is unknown or revoked. Records when
+ * the token was last used, at most once a minute per token: the conditional UPDATE writes
+ * nothing while the stored time is recent, so busy tokens cost no extra writes.
+ */
 export async function authenticate(db: Db | Tx, token: string): Promise<Caller | null> {
   const [row] = await db.$queryRaw<TokenIdentity[]>`
-    SELECT id::text, role, worker_id AS "workerId", label FROM api_tokens
-     WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL`;
+    WITH t AS (
+      SELECT id, role, worker_id, label, last_used_at FROM api_tokens WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL
+    ), used AS (
+      UPDATE api_tokens a SET last_used_at = statement_timestamp() FROM t
+       WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < statement_timestamp() - interval '1 minute')
+    )
+    SELECT id::text, role, worker_id AS "workerId", label FROM t`;
   return row ? callerFromToken(row) : null;
 }
 
@@ -64,7 +74,8 @@ export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?:
 
 export async function listTokens(db: Db | Tx) {
   const rows = await db.$queryRaw<TokenRow[]>`
-    SELECT id::text, role, worker_id AS "workerId", label, created_at AS "createdAt", revoked_at AS "revokedAt"
+    SELECT id::text, role, worker_id AS "workerId", label, created_at AS "createdAt", revoked_at AS "revokedAt",
+           last_used_at AS "lastUsedAt"
       FROM api_tokens ORDER BY created_at, id`;
   return rows.map((row) => ({
     id: row.id,
@@ -73,6 +84,7 @@ export async function listTokens(db: Db | Tx) {
     label: row.label,
     createdAt: row.createdAt.toISOString(),
     revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
+    lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
   }));
 }
 

@@ -47,6 +47,14 @@ export const isLiveLease = (leaseId: string, epoch: number, workerId: string | n
 export const actingWorker = (caller: Caller, requestedWorkerId?: string) =>
   caller.role === "agent" ? caller.workerId : requestedWorkerId;
 
+/** Who revoked a lease and why, from its `lease.ended` event. */
+async function revocation(tx: Tx, workItemId: string, leaseId: string): Promise<{ reason: string | null; revokedBy: string | null }> {
+  const [row] = await tx.$queryRaw<{ reason: string | null; revokedBy: string | null }[]>`
+    SELECT data->>'reason' AS reason, actor AS "revokedBy" FROM events
+     WHERE work_item_id = ${workItemId} AND lease_id = ${leaseId}::uuid AND type = 'lease.ended'`;
+  return row ?? { reason: null, revokedBy: null };
+}
+
 /** After a fenced statement changed nothing: raise the precise refusal. */
 export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<never> {
   await lockCurrentLease(tx, caller, leaseId, epoch, requestedWorkerId);
@@ -60,6 +68,7 @@ export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, 
  * LEASE_NOT_CURRENT with detail.kind:
  *   unknown     no lease has this id and epoch
  *   superseded  a newer epoch exists on the item (someone reclaimed it)
+ *   revoked     an operator ended it (leases.revoke); detail.reason and detail.revokedBy say why and who
  *   ended       the lease ended with an outcome other than expiry
  *   expired     the lease's time ran out (ended by the sweep or not yet)
  * An agent may only present its own worker's lease (FORBIDDEN otherwise).
@@ -83,6 +92,8 @@ export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, 
   const lease = state!;
   const context = { workItemId: lease.workItemId, currentEpoch: item!.lastEpoch };
   if (lease.epoch !== epoch) throw refuse("unknown", context);
+  // Revoked before superseded: the worker learns why it lost the item even after someone took it over.
+  if (lease.outcome === "revoked") throw refuse("revoked", { ...context, ...(await revocation(tx, lease.workItemId, lease.id)) });
   if (item!.lastEpoch > lease.epoch) throw refuse("superseded", context);
   if (lease.outcome === "expired" || (!lease.endedAt && !state!.live)) throw refuse("expired", { ...context, expiresAt: lease.expiresAt.toISOString() });
   if (lease.endedAt) throw refuse("ended", { ...context, outcome: lease.outcome });

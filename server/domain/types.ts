@@ -1,6 +1,6 @@
 export const STAGES = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"] as const;
 export type Stage = (typeof STAGES)[number];
-export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired"] as const;
+export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
 export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
 export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];

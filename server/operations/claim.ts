@@ -1,7 +1,9 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
+import { refuseDrainedWorker } from "../domain/draining";
 import { endExpiredLeases } from "../domain/expiry";
+import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
 import {
@@ -96,9 +98,13 @@ function toClaimResult(row: ClaimRow): ClaimResult {
   };
 }
 
-/** Leases an item this transaction has locked: ends an expired lease on it first (rule 7). */
-async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult> {
-  await endExpiredLeases(tx, [itemId]);
+/**
+ * Leases an item this transaction has locked: ends an expired lease on it first (rule 7).
+ * Null when that expiry sent the item to a person instead (rule 11).
+ */
+async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
+  const expired = await endExpiredLeases(tx, [itemId]);
+  if ((await sendRepeatedExpiriesToPerson(tx, expired.map((lease) => lease.workItemId))).length > 0) return null;
   const [row] = await tx.$queryRaw<ClaimRow[]>`
     WITH picked AS (SELECT id, last_epoch FROM work_items WHERE id = ${itemId}),
     ${leasePickedItem(workerId, durationSeconds)}
@@ -113,6 +119,7 @@ async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, duratio
  * after that lease is ended (one unended lease per item, even within a statement).
  */
 async function claimNext(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
+  await refuseDrainedWorker(tx, workerId);
   const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
   const probes = claimTiers(workerId, continuitySeconds()).map(
     (tier) => Prisma.sql`(SELECT id FROM work_items WHERE ${CLAIMABLE} ${underParent} ${tier}
@@ -125,11 +132,17 @@ async function claimNext(tx: Tx, workerId: string, parentId: string | undefined,
     SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
   if (!row?.pickedId) return null;
   if (row.lease) return toClaimResult(row as ClaimRow);
-  return leaseLockedItem(tx, row.pickedId, workerId, durationSeconds);
+  // Sent to a person on the way: it is no longer claimable, so the next probe skips it.
+  return (await leaseLockedItem(tx, row.pickedId, workerId, durationSeconds)) ?? claimNext(tx, workerId, parentId, durationSeconds);
 }
 
-/** Named claim: wait for the row (no SKIP), re-check readiness under the lock, lease it. */
-export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<ClaimResult> {
+/**
+ * Named claim: wait for the row (no SKIP), re-check readiness under the lock, lease it. Null
+ * when recording the item's expired lease sent it to a person (rule 11): that is committed,
+ * and `claim` refuses afterwards.
+ */
+export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
+  await refuseDrainedWorker(tx, workerId);
   const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id} FOR UPDATE`;
   if (!row) throw notFound("work item", id);
   const [state] = await tx.$queryRaw<{ stage: string }[]>`SELECT ${STAGE_SQL} AS stage FROM work_items w WHERE w.id = ${id}`;
@@ -140,7 +153,7 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
 }
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
-  return inTransaction(db, (tx) =>
+  const claimed = await inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
       input.workItemId !== undefined
         ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
@@ -148,5 +161,12 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
       (result) => result !== null,
     ),
   );
+  if (!claimed && input.workItemId !== undefined) {
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: its leases kept expiring, so it waits for a person`, {
+      stage: "needs_attention",
+      workItemId: input.workItemId,
+    });
+  }
+  return claimed;
 }
 

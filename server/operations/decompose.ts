@@ -55,7 +55,8 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
       let childLease: Lease | null = null;
       if (input.claimChildId !== undefined) {
         if (!childIds.includes(input.claimChildId)) throw notFound("child in this decomposition", input.claimChildId);
-        childLease = (await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900)).lease;
+        // A new child has never been leased, so no expiry can send it to a person on the way.
+        childLease = (await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900))!.lease;
       }
       return {
         parent: (await selectWorkItem(tx, item.id))!,

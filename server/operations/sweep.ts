@@ -2,9 +2,11 @@ import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { endExpiredLeases } from "../domain/expiry";
 import { deleteExpiredReceipts } from "../domain/idempotency";
+import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
 
 /**
- * One pass of the expiry sweep (rule 7): ends up to `batch` expired leases nobody reclaimed.
+ * One pass of the expiry sweep (rule 7): ends up to `batch` expired leases nobody reclaimed,
+ * sending items whose leases keep expiring to a person (rule 11).
  * Items are locked with SKIP LOCKED, so several app instances sweep one database without
  * ending a lease twice or waiting for each other; a reclaim in flight simply wins.
  */
@@ -17,6 +19,7 @@ export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
        LIMIT ${batch}
          FOR UPDATE SKIP LOCKED`;
     const ended = await endExpiredLeases(tx, due.map((row) => row.id));
+    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId));
     return ended.length;
   });
 }

@@ -4,6 +4,7 @@ import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { dashboardRouter, eventsRouter, notesRouter, tokensRouter } from "./routers/misc";
 import { workItemsRouter } from "./routers/work-items";
+import { workersRouter } from "./routers/workers";
 
 export const appRouter = router({
   health: healthRouter,
@@ -14,6 +15,7 @@ export const appRouter = router({
   events: eventsRouter,
   dashboard: dashboardRouter,
   tokens: tokensRouter,
+  workers: workersRouter,
 });
 
 export type AppRouter = typeof appRouter;

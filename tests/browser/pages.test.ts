@@ -24,6 +24,7 @@ const pages = () => [
   { name: "item", path: `/items/${ids.schema}`, heading: "Write the schema migration" },
   { name: "item-parent", path: `/items/${ids.parent}`, heading: "Launch the CSV importer" },
   { name: "leases", path: "/leases", heading: "Leases" },
+  { name: "workers", path: "/workers", heading: "Workers" },
   { name: "attention", path: "/attention", heading: "Attention inbox" },
   { name: "attention-resolved", path: "/attention?tab=resolved", heading: "Attention inbox" },
 ];

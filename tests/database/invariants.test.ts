@@ -132,4 +132,21 @@ describe("database invariants", () => {
     expect(await fails(`UPDATE api_tokens SET worker_id = NULL WHERE token_hash = 'h5'`)).toMatch(/api_tokens_agent_has_worker/);
     expect(await fails(`UPDATE api_tokens SET role = 'operator' WHERE token_hash = 'h5'`)).toMatch(/api_tokens_agent_has_worker/);
   });
+
+  it("revoked (v2) is an outcome like the others: set iff ended, live → revoked once, then frozen", async () => {
+    await sql.query(`INSERT INTO work_items (id, title) VALUES ('inv-r', 'R');
+      INSERT INTO leases (id, work_item_id, worker_id, epoch, acquired_at, expires_at) VALUES
+        ('00000000-0000-4000-8000-0000000000f1', 'inv-r', 'w3', 1, now(), now() + interval '1 minute')`);
+    expect(await fails(`UPDATE leases SET outcome = 'revoked' WHERE id = '00000000-0000-4000-8000-0000000000f1'`)).toMatch(/leases_outcome_iff_ended/);
+    expect(await fails(`UPDATE leases SET outcome = 'revoked_by_admin', ended_at = now() WHERE id = '00000000-0000-4000-8000-0000000000f1'`)).toMatch(/leases_outcome_check/);
+    await sql.query(`UPDATE leases SET ended_at = now(), outcome = 'revoked' WHERE id = '00000000-0000-4000-8000-0000000000f1'`);
+    for (const change of ["outcome = 'released'", "ended_at = NULL, outcome = NULL", "expires_at = now() + interval '1 hour'", "outcome = outcome"]) {
+      expect(await fails(`UPDATE leases SET ${change} WHERE id = '00000000-0000-4000-8000-0000000000f1'`)).toMatch(/immutable/);
+    }
+    expect(await fails(`DELETE FROM leases WHERE id = '00000000-0000-4000-8000-0000000000f1'`)).toMatch(/immutable/);
+    expect(await fails(`INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at, outcome)
+      VALUES ('inv-r', 'w3', 2, now(), now(), 'revoked')`)).toMatch(/leases_outcome_iff_ended/);
+    expect(await fails(`INSERT INTO worker_drains (worker_id, drained_at, reason, changed_by) VALUES ('w3', NULL, 'why', 'op')`))
+      .toMatch(/worker_drains_reason_only_when_drained/);
+  });
 });

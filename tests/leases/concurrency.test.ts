@@ -51,7 +51,8 @@ describe("claims under real concurrency", () => {
       const gate = await database.connect();
       await gate.query("BEGIN");
       await gate.query("LOCK TABLE api_tokens IN ACCESS EXCLUSIVE MODE");
-      const pending = Promise.all(clients.map((client) => client.leases.claim.mutate({ durationSeconds: 60 })));
+      // An hour: a shorter lease could expire while the next test runs and be taken by its claims.
+      const pending = Promise.all(clients.map((client) => client.leases.claim.mutate({ durationSeconds: 3600 })));
       try {
         while ((await waitingOnLocks("claim-race")) < 50) await new Promise((resolve) => setTimeout(resolve, 20));
       } finally {

@@ -5,10 +5,11 @@ import { decompose } from "../../operations/decompose";
 import { cancel, release } from "../../operations/finish";
 import { addNote } from "../../operations/note";
 import { renew } from "../../operations/renew";
+import { revokeLease } from "../../operations/revoke";
 import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
 import { claimingWorker, assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { childSpec, durationSeconds, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey, safeString } from "../schemas";
+import { childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey, safeString } from "../schemas";
 
 const agent = rolesProcedure("agent");
 
@@ -68,6 +69,11 @@ export const leasesRouter = router({
       assertActsForSelf(ctx.caller, input.workerId);
       return decompose(ctx.db, ctx.caller, withKey(input));
     }),
+
+  /** Operator control (v2): end someone's live lease now, with a reason. */
+  revoke: rolesProcedure("operator")
+    .input(z.object({ leaseId: uuid, epoch, reason: text("reason", 10_000) }))
+    .mutation(({ ctx, input }) => revokeLease(ctx.db, ctx.caller, input)),
 
   get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, input.leaseId)),
 

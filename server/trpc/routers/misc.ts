@@ -4,6 +4,7 @@ import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
 import { listNotes } from "../../queries/notes";
+import { endedLastHour } from "../../queries/workers";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { limit, uuid, workerId, workItemRef, safeString } from "../schemas";
 
@@ -27,6 +28,8 @@ export const eventsRouter = router({
 
 export const dashboardRouter = router({
   summary: authedProcedure.query(({ ctx }) => summary(ctx.db)),
+  /** Dashboard addition (read-only): leases ended in the last hour per outcome. */
+  endedLastHour: authedProcedure.query(({ ctx }) => endedLastHour(ctx.db)),
   /** Dashboard addition (read-only): attention requests with their item's title and stage; open oldest first, resolved newest first. */
   inbox: authedProcedure
     .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100) }))

@@ -1,0 +1,42 @@
+import type { Db } from "../db";
+import { inTransaction } from "../database/transaction";
+import { isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
+import type { Caller, Lease, WorkItem } from "../domain/types";
+import { LEASE_COLUMNS, selectWorkItem, toLease, type LeaseRow } from "../domain/views";
+
+export interface RevokeInput {
+  leaseId: string;
+  epoch: number;
+  reason: string;
+}
+
+/**
+ * An operator ends someone's live lease now (rule 5): outcome `revoked`, endedAt = database
+ * now, the operator as the event's actor with the reason. Checked and ended under the item's
+ * row lock like every lease-bound write, so it races a release or renewal cleanly: whichever
+ * takes the lock first wins, the other is refused. The item stays open and is ready again by
+ * the normal rules; no continuity preference is set (continuity comes only from answered
+ * attention requests), and the worker's later calls are fenced with kind `revoked`.
+ */
+export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): Promise<{ lease: Lease; workItem: WorkItem }> {
+  return inTransaction(db, async (tx) => {
+    const [revoked] = await tx.$queryRaw<LeaseRow[]>`
+      WITH ${lockLeaseItem(input.leaseId)},
+      l AS (
+        UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'revoked'
+          FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, null)}
+        RETURNING l.*
+      ), w AS (
+        UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id,
+               continuity_worker_id = NULL, continuity_since = NULL, updated_at = l.ended_at
+          FROM l WHERE w.id = l.work_item_id
+      ), logged AS (
+        INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
+        SELECT l.work_item_id, 'lease.ended', ${caller.actor}, l.id, l.epoch,
+               jsonb_build_object('outcome', 'revoked', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
+      )
+      SELECT ${LEASE_COLUMNS} FROM l`;
+    if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
+    return { lease: toLease(revoked), workItem: (await selectWorkItem(tx, revoked.workItemId))! };
+  });
+}
