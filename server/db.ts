@@ -12,9 +12,20 @@ export type Db = PrismaClient;
 const statementName = (query: { sql: string; argTypes?: unknown }) =>
   `wg_${createHash("sha1").update(query.sql).update(JSON.stringify(query.argTypes ?? null)).digest("base64url")}`;
 
+const connectionStrings = new WeakMap<Db, string>();
+
 export function createDb(connectionString: string, options: { poolSize?: number } = {}): Db {
   const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20 }, { statementNameGenerator: statementName });
-  return new PrismaClient({ adapter });
+  const db = new PrismaClient({ adapter });
+  connectionStrings.set(db, connectionString);
+  return db;
+}
+
+/** The database `db` talks to (server/realtime opens its LISTEN connection there). */
+export function connectionStringOf(db: Db): string {
+  const url = connectionStrings.get(db);
+  if (!url) throw new Error("this client was not made by createDb");
+  return url;
 }
 
 const globalForDb = globalThis as unknown as { workGraphDb?: Db };

@@ -139,13 +139,27 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
   return leaseLockedItem(tx, id, workerId, durationSeconds);
 }
 
-export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
-  return inTransaction(db, (tx) =>
-    idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
-      input.workItemId !== undefined
-        ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
-        : claimNext(tx, workerId, input.parentId, input.durationSeconds),
-    ),
-  );
+/** Thrown inside the claim transaction to roll back a receipt that would store "nothing ready". */
+class NothingClaimed extends Error {}
+
+/**
+ * `storeEmpty: false` (a waiting claim, which tries again with the same idempotency key)
+ * keeps an empty result out of the key's receipt, so the next try can still claim.
+ */
+export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput, options: { storeEmpty?: boolean } = {}): Promise<ClaimResult | null> {
+  try {
+    return await inTransaction(db, (tx) =>
+      idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, async () => {
+        const result = input.workItemId !== undefined
+          ? await claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
+          : await claimNext(tx, workerId, input.parentId, input.durationSeconds);
+        if (result === null && options.storeEmpty === false && input.idempotencyKey !== undefined) throw new NothingClaimed();
+        return result;
+      }),
+    );
+  } catch (error) {
+    if (error instanceof NothingClaimed) return null;
+    throw error;
+  }
 }
 

@@ -1,8 +1,10 @@
+import { tracked } from "@trpc/server";
 import { z } from "zod";
 import { createToken, listTokens, revokeToken } from "../../auth/tokens";
 import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
+import { streamEvents } from "../../queries/event-stream";
 import { listNotes } from "../../queries/notes";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { limit, uuid, workerId, workItemRef } from "../schemas";
@@ -17,6 +19,19 @@ export const eventsRouter = router({
   list: authedProcedure
     .input(z.object({ workItemId: workItemRef.optional(), after: z.number().int().min(0).optional(), limit: limit(500, 100) }).default({ limit: 100 }))
     .query(({ ctx, input }) => listEvents(ctx.db, input)),
+
+  /** SSE; a reconnect's Last-Event-ID arrives as `lastEventId` and wins over `after`. */
+  stream: authedProcedure
+    .input(z.object({
+      after: z.number().int().min(0).optional(),
+      workItemId: workItemRef.optional(),
+      types: z.array(z.string().min(1).max(100)).min(1).max(50).optional(),
+      lastEventId: z.string().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
+    }).default({}))
+    .subscription(async function* ({ ctx, input, signal }) {
+      const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
+      for await (const event of streamEvents(ctx.db, { ...input, after }, signal)) yield tracked(String(event.sequence), event);
+    }),
 });
 
 export const dashboardRouter = router({
