@@ -73,6 +73,12 @@ export class Wakeups {
     return this.claimWaiters.size;
   }
 
+  get waitingForAttention(): number {
+    let count = 0;
+    for (const waiters of this.attentionWaiters.values()) count += waiters.size;
+    return count;
+  }
+
   private heard(heard: Heard) {
     const types = heard === "unknown" ? null : heard.types;
     this.eventGeneration++;
