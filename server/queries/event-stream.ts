@@ -16,29 +16,33 @@ const RECHECK_MS = 10_000;
  * the caller listens. Pages come from listEvents (the same gap-free horizon logic as
  * events.list, unfiltered so the cursor always advances) and are filtered here. Between
  * pages the reader holds no connection: it waits for the app instance's commit listener.
- * Without `after` the stream starts at the newest committed event (only what happens next).
+ * Without `after` the stream starts at the newest event committed when this call returns
+ * (it returns once LISTEN is in place and that point is read, so nothing later is missed).
  */
-export async function* streamEvents(
+export async function openEventStream(
   db: Db,
   input: { after?: number; workItemId?: string; types?: string[] },
   signal?: AbortSignal,
-): AsyncGenerator<WorkGraphEvent> {
+): Promise<AsyncGenerator<WorkGraphEvent>> {
   const hub = wakeups(db);
   await hub.ready();
-  let cursor = input.after ?? (await newestSequence(db));
+  const start = input.after ?? (await newestSequence(db));
   const types = input.types ? new Set(input.types) : null;
-  while (!signal?.aborted) {
-    const heard = hub.eventsHeard;
-    const page = await listEvents(db, { after: cursor, limit: PAGE });
-    for (const event of page.items) {
-      if ((input.workItemId === undefined || event.workItemId === input.workItemId) && (types === null || types.has(event.type))) yield event;
+  return (async function* () {
+    let cursor = start;
+    while (!signal?.aborted) {
+      const heard = hub.eventsHeard;
+      const page = await listEvents(db, { after: cursor, limit: PAGE });
+      for (const event of page.items) {
+        if ((input.workItemId === undefined || event.workItemId === input.workItemId) && (types === null || types.has(event.type))) yield event;
+      }
+      if (page.nextCursor !== null) {
+        cursor = Number(page.nextCursor);
+        continue;
+      }
+      await hub.eventsSince(heard, RECHECK_MS, signal);
     }
-    if (page.nextCursor !== null) {
-      cursor = Number(page.nextCursor);
-      continue;
-    }
-    await hub.eventsSince(heard, RECHECK_MS, signal);
-  }
+  })();
 }
 
 async function newestSequence(db: Db): Promise<number> {

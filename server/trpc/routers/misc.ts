@@ -4,7 +4,7 @@ import { createToken, listTokens, revokeToken } from "../../auth/tokens";
 import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
-import { streamEvents } from "../../queries/event-stream";
+import { openEventStream } from "../../queries/event-stream";
 import { listNotes } from "../../queries/notes";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { limit, uuid, workerId, workItemRef } from "../schemas";
@@ -28,9 +28,12 @@ export const eventsRouter = router({
       types: z.array(z.string().min(1).max(100)).min(1).max(50).optional(),
       lastEventId: z.string().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
     }).default({}))
-    .subscription(async function* ({ ctx, input, signal }) {
+    .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
-      for await (const event of streamEvents(ctx.db, { ...input, after }, signal)) yield tracked(String(event.sequence), event);
+      const events = await openEventStream(ctx.db, { ...input, after }, signal);
+      return (async function* () {
+        for await (const event of events) yield tracked(String(event.sequence), event);
+      })();
     }),
 });
 
