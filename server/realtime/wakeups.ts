@@ -7,11 +7,12 @@ import { CommitListener, type Heard } from "./listener";
  * waiter is a closure and a timer: it holds no database connection and no lock while it waits.
  *
  * - Claim waiters queue in arrival order. When a commit may have made work claimable, ONE
- *   dispatcher walks the queue and lets each waiter try its claim in turn, one at a time; a
- *   waiter whose claim finds nothing stays queued, and once one claim of a kind (next claim,
- *   under one parent, one named item) found nothing, the rest of that kind are not tried in
- *   that round. One item ready and 50 waiters: the first gets it, one more claim finds
- *   nothing, 49 keep waiting. A waiter returns null only when its time is up.
+ *   dispatcher walks the queue and lets the waiters try their claims in turn (one at a time,
+ *   widening while every try succeeds); a waiter whose claim finds nothing stays queued, and
+ *   once one claim of a kind (next claim, under one parent, one named item) found nothing,
+ *   the rest of that kind are not tried in that round. One item ready and 50 waiters: the
+ *   first gets it, one more claim finds nothing, 49 keep waiting. A waiter returns null only
+ *   when its time is up.
  * - Expiry makes work claimable without any commit, so while claims wait the dispatcher
  *   also wakes at the earliest live lease expiry (read from the database clock), and the
  *   sweep's commit wakes other instances.
@@ -23,6 +24,8 @@ const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]
 const ATTENTION_RESOLVED = "attention.resolved";
 /** setTimeout's ceiling. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Claim attempts a dispatch round runs at once (the pool must keep room for other requests). */
+const MAX_PARALLEL_CLAIMS = 8;
 /** Past a lease's expiry before its claim is retried: the claim compares with the database clock, strictly. */
 const EXPIRY_MARGIN_MS = 5;
 
@@ -153,26 +156,48 @@ export class Wakeups {
     }
   }
 
+  /**
+   * One pass over the queue in arrival order. Attempts run one at a time at first; while every
+   * attempt of a batch claims something, the next batch is twice as wide (up to
+   * MAX_PARALLEL_CLAIMS), so a burst of ready items drains quickly and a single item costs one
+   * extra empty claim, not one per waiter.
+   */
   private async dispatchRound() {
     const foundNothing = new Set<string>();
-    for (const waiter of [...this.claimWaiters]) {
-      if (waiter.settled || foundNothing.has(waiter.group)) continue;
-      waiter.busy = true;
-      let result: unknown;
-      try {
-        result = await waiter.attempt();
-      } catch (error) {
-        waiter.settle({ error });
-        continue;
-      } finally {
-        waiter.busy = false;
+    const queue = [...this.claimWaiters];
+    let width = 1;
+    for (let next = 0; next < queue.length; ) {
+      const batch: ClaimWaiter[] = [];
+      while (batch.length < width && next < queue.length) {
+        const waiter = queue[next++]!;
+        if (!waiter.settled && !foundNothing.has(waiter.group)) batch.push(waiter);
       }
-      if (result !== null) waiter.settle({ value: result });
-      else {
-        foundNothing.add(waiter.group);
-        if (waiter.timeUp) waiter.settle({ value: null });
-      }
+      const claimed = await Promise.all(batch.map((waiter) => this.attemptFor(waiter)));
+      claimed.forEach((found, index) => {
+        if (!found) foundNothing.add(batch[index]!.group);
+      });
+      width = claimed.every(Boolean) ? Math.min(width * 2, MAX_PARALLEL_CLAIMS) : 1;
     }
+  }
+
+  /** One attempt for `waiter`; false when it found nothing (the waiter keeps waiting unless its time is up). */
+  private async attemptFor(waiter: ClaimWaiter): Promise<boolean> {
+    waiter.busy = true;
+    let result: unknown;
+    try {
+      result = await waiter.attempt();
+    } catch (error) {
+      waiter.settle({ error });
+      return true;
+    } finally {
+      waiter.busy = false;
+    }
+    if (result !== null) {
+      waiter.settle({ value: result });
+      return true;
+    }
+    if (waiter.timeUp) waiter.settle({ value: null });
+    return false;
   }
 
   /** While claims wait, wake at the earliest live lease expiry (database clock). */
