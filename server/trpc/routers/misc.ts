@@ -1,6 +1,7 @@
-import { tracked } from "@trpc/server";
+import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { createToken, listTokens, revokeToken } from "../../auth/tokens";
+import { createToken, listTokens, revokeToken, tokenIsLive } from "../../auth/tokens";
+import { WorkGraphError } from "../../errors";
 import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
@@ -14,6 +15,8 @@ export const notesRouter = router({
     .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: z.string().max(400).optional() }))
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
+
+const TOKEN_RECHECK_MS = 30_000;
 
 export const eventsRouter = router({
   list: authedProcedure
@@ -31,8 +34,20 @@ export const eventsRouter = router({
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
       const events = await openEventStream(ctx.db, { ...input, after }, signal);
+      const { db, caller } = ctx;
       return (async function* () {
-        for await (const event of events) yield tracked(String(event.sequence), event);
+        let checkedAt = performance.now();
+        for await (const event of events) {
+          // A token revoked while its stream is open stops receiving within TOKEN_RECHECK_MS.
+          if (performance.now() - checkedAt > TOKEN_RECHECK_MS) {
+            if (!(await tokenIsLive(db, caller.tokenId))) {
+              const refusal = new WorkGraphError("UNAUTHENTICATED", "the token was revoked");
+              throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
+            }
+            checkedAt = performance.now();
+          }
+          yield tracked(String(event.sequence), event);
+        }
       })();
     }),
 });
