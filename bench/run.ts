@@ -24,6 +24,7 @@ import { listNotes } from "../server/queries/notes";
 import { listWorkItems, queue } from "../server/queries/work-items";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
+import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
 import {
   agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
@@ -34,15 +35,15 @@ const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${na
 const numbers = (value: string | undefined) => value?.split(",").map(Number).filter((n) => Number.isFinite(n) && n > 0);
 const config = {
   ...(smoke
-    ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3, cascade: 1_000 }
-    : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3, cascade: 20_000 }),
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+    ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3, cascade: 1_000, waiters: 40, waiterSingles: 10 }
+    : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3, cascade: 20_000, waiters: 1_000, waiterSingles: 200 }),
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -451,6 +452,13 @@ async function main() {
       log(`release of a blocker with ${fan.dependents} dependents: ${fan.releaseMs.toFixed(1)} ms (${fan.readyAfter} ready)`);
     }
 
+    let waiters: WaiterResult | null = null;
+    if (parts.has("waiters")) {
+      waiters = await waiterBenchmark(await createDatabase(server.adminUrl, "bench_waiters", template), { waiters: config.waiters, singles: config.waiterSingles });
+      await dropDatabase(server.adminUrl, "bench_waiters");
+      log(`waiting claims: wake-up p50 ${waiters.single.p50.toFixed(1)} ms, p99 ${waiters.single.p99.toFixed(1)} ms`);
+    }
+
     const report = {
       facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
       config,
@@ -458,6 +466,7 @@ async function main() {
       scales,
       cascade: cascaded,
       fanout: fan,
+      waiters,
       targets: targets(throughput, scales, fan, cascaded),
     };
     const markdown = renderMarkdown(report);
@@ -535,6 +544,7 @@ function renderMarkdown(report: {
   scales: ScaleResult[];
   cascade: CascadeResult | null;
   fanout: FanoutResult | null;
+  waiters: WaiterResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -595,6 +605,7 @@ function renderMarkdown(report: {
     report.fanout
       ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`
       : "Releasing a blocker with many dependents: not run.",
+    ...renderWaiters(report.waiters),
     "",
     "### Targets",
     "",

@@ -21,6 +21,8 @@ export const EXIT = {
   UNAVAILABLE: 8,
   /** WORKER_DRAINED: an operator drained this worker; finish what you hold, claim nothing new. */
   DRAINED: 9,
+  /** `attention wait`: the time ran out and the request is still unanswered. */
+  WAIT_TIMEOUT: 10,
 } as const;
 
 export function exitCodeFor(reason: ErrorReason): number {
@@ -67,4 +69,5 @@ export const EXIT_CODE_TABLE = `Exit codes:
   7  other conflict (ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED,
      IDEMPOTENCY_KEY_REUSED)
   8  server unreachable or failing (NETWORK / UNAVAILABLE / INTERNAL): retry later
-  9  WORKER_DRAINED: an operator drained this worker - finish what you hold, claim nothing new`;
+  9  WORKER_DRAINED: an operator drained this worker - finish what you hold, claim nothing new
+  10 attention wait: still unanswered when --timeout ran out`;

@@ -46,6 +46,8 @@ const OPTIONS = {
   "worker-id": { type: "string" },
   label: { type: "string" },
   remove: { type: "boolean" },
+  wait: { type: "string" },
+  timeout: { type: "string" },
 } as const;
 
 type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
@@ -147,6 +149,30 @@ function integer(context: Context, option: keyof Values, command: string): numbe
   if (value === undefined) return undefined;
   if (typeof value !== "string" || !/^-?\d+$/.test(value.trim())) throw new UsageError(`--${option} must be an integer`, command);
   return Number(value);
+}
+
+/** Seconds to wait (--wait, --timeout): a non-negative number, fractions allowed. */
+function waitOption(context: Context, option: "wait" | "timeout", command: string): number | undefined {
+  const value = context.values[option];
+  if (value === undefined) return undefined;
+  if (!/^\d+(\.\d+)?$/.test(value.trim())) throw new UsageError(`--${option} must be a number of seconds`, command);
+  return Number(value);
+}
+
+/** The server holds a request at most this long (API.md: waitSeconds / timeoutSeconds ≤ 60); longer waits are several requests. */
+const SERVER_WAIT_LIMIT_SECONDS = 60;
+
+/**
+ * Calls `once(seconds)` with server-side waits of at most 60 s until it returns something
+ * other than `null`/`undefined`, or `totalSeconds` have passed.
+ */
+async function waitInSteps<T>(totalSeconds: number, once: (seconds: number) => Promise<T | null>): Promise<T | null> {
+  const deadline = Date.now() + totalSeconds * 1000;
+  for (;;) {
+    const left = Math.max(0, (deadline - Date.now()) / 1000);
+    const result = await once(Math.min(left, SERVER_WAIT_LIMIT_SECONDS));
+    if (result !== null || left <= SERVER_WAIT_LIMIT_SECONDS) return result;
+  }
 }
 
 function noExtraArgs(context: Context, count: number, command: string) {
@@ -259,9 +285,14 @@ const commands: Record<string, Command> = {
       durationSeconds: integer(context, "duration", "claim"),
       idempotencyKey: key,
     };
-    const claimed = await withKeyRetry(() => context.client().leases.claim.mutate(input));
+    const wait = waitOption(context, "wait", "claim") ?? 0;
+    // The same key on every step: a waiting claim that found nothing stores nothing under it.
+    const claimed = await waitInSteps(wait, (waitSeconds) =>
+      withKeyRetry(() => context.client().leases.claim.mutate(waitSeconds > 0 ? { ...input, waitSeconds } : input)),
+    );
     if (!claimed) {
-      return { data: null, human: "Nothing is ready to claim. Try again later.", code: EXIT.NOT_CLAIMABLE };
+      const human = wait > 0 ? `Nothing became ready to claim within ${seconds(wait)}.` : "Nothing is ready to claim. Try again later (or wait: --wait 60).";
+      return { data: null, human, code: EXIT.NOT_CLAIMABLE };
     }
     const { lease, workItem, attention } = claimed;
     context.state().remember(lease);
@@ -408,6 +439,27 @@ const commands: Record<string, Command> = {
       ...(request.context ? [`  context: ${request.context}`] : []),
       ...(request.options.length ? [`  options: ${request.options.join(" | ")}`] : []),
       ...(request.resolution !== null ? [`  → ${request.resolution} (by ${request.resolvedBy} at ${request.resolvedAt})`] : []),
+    ].join("\n");
+    return { data: request, human };
+  },
+
+  async "attention wait"(context) {
+    const id = positional(context, 0, "id", "attention wait");
+    noExtraArgs(context, 1, "attention wait");
+    const timeout = waitOption(context, "timeout", "attention wait") ?? 3600;
+    let latest: AttentionRequest | null = null;
+    await waitInSteps(timeout, async (timeoutSeconds) => {
+      latest = await withKeyRetry(() => context.client().attention.wait.query({ id, timeoutSeconds: Math.max(1, timeoutSeconds) }));
+      return latest.status === "resolved" ? latest : null;
+    });
+    const request = latest!;
+    if (request.status !== "resolved") {
+      return { data: request, human: `Still unanswered after ${seconds(timeout)}: ${request.question}`, code: EXIT.WAIT_TIMEOUT };
+    }
+    const human = [
+      `Answered: ${request.resolution}`,
+      `  by ${request.resolvedBy} at ${request.resolvedAt} (request ${request.id} on ${request.workItemId})`,
+      ...(request.blocking ? [`Next: work-graph claim ${request.workItemId} (the claim shows the answer too).`] : []),
     ].join("\n");
     return { data: request, human };
   },
@@ -663,7 +715,8 @@ export async function main(argv: string[]): Promise<number> {
     json,
     client: () => {
       if (!token && name !== "health") throw new UsageError("no token: set WORK_GRAPH_TOKEN or pass --token");
-      return (client ??= createWorkGraphClient({ url, token: token || undefined }));
+      // Waiting calls (claim --wait, attention wait) are held by the server for up to 60 s.
+      return (client ??= createWorkGraphClient({ url, token: token || undefined, timeoutMs: 90_000 }));
     },
     state: () => (state ??= new LeaseState(defaultStatePath(), apiUrl(url), token)),
   };

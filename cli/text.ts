@@ -10,7 +10,8 @@ expires or someone else takes the item over, your writes are refused (exit code 
      ready items, in the order your next claim takes them
 2. work-graph claim [<item>] [--duration <seconds>]
      take the next ready item (or the named one). Prints the item, your lease (900 s by default)
-     and the human's answers to questions asked on it earlier. Exit 6: nothing ready, retry later.
+     and the human's answers to questions asked on it earlier. Exit 6: nothing ready.
+     --wait <seconds>: wait that long for an item to become ready instead of retrying.
 3. work-graph note <item> "<progress>"
      record what you did and found, as you go
 4. work-graph renew <item>
@@ -22,6 +23,7 @@ expires or someone else takes the item over, your writes are refused (exit code 
        --question "<what you need from a human>" [--option <choice>]... [--context "<details>"]
        Blocking by default: your lease ends and the item waits for an operator. Do not keep
        working on it. Once answered it is ready again; 'claim' shows the answer.
+       'work-graph attention wait <request id>' blocks until a human answers and prints it.
        (--non-blocking: keep working; the question is only recorded)
    work-graph decompose <item> --children-json '[{"id":"x","title":"..."},{"title":"...","dependsOn":["x"]}]'
        split it into child items (your lease ends; the parent waits for its children)
@@ -35,14 +37,15 @@ Rules
 - Exit code 9 (WORKER_DRAINED) = an operator drained you: finish the items you hold, then stop
   claiming.
 - Exit codes: 0 ok, 2 bad input, 3 auth, 4 not found, 5 fenced: stop, 6 nothing to claim,
-  7 conflict, 8 server unreachable: retry later, 9 drained: finish and stop.
+  7 conflict, 8 server unreachable: retry later, 9 drained: finish and stop,
+  10 attention wait timed out.
 `;
 
 export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = {
   queue: { usage: "queue [--limit N] [--worker-id W]", summary: "ready items in the order a next claim takes them" },
   claim: {
-    usage: "claim [<item>] [--parent P] [--duration S] [--key K]",
-    summary: "claim the next ready item (or <item>, or the next child of P); remembers the lease",
+    usage: "claim [<item>] [--parent P] [--duration S] [--wait S] [--key K]",
+    summary: "claim the next ready item (or <item>, or the next child of P); --wait S: wait up to S seconds for one; remembers the lease",
   },
   renew: { usage: "renew <item> [--duration S]", summary: "renew your lease on <item> (new expiry = server now + S, default 900)" },
   note: { usage: "note <item> <text…|->", summary: "add a progress note (- reads the text from stdin)" },
@@ -58,6 +61,7 @@ export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = 
   },
   "attention list": { usage: "attention list [--status open|resolved|all] [--item X] [--limit N]", summary: "attention requests (open by default, oldest first)" },
   "attention show": { usage: "attention show <id>", summary: "one attention request" },
+  "attention wait": { usage: "attention wait <id> [--timeout S]", summary: "wait until the request is answered (default up to 3600 s; exit 10 if not) and print the answer" },
   "attention resolve": { usage: "attention resolve <id> --resolution R", summary: "answer an attention request (operator)" },
   show: { usage: "show <item>", summary: "a work item: stage, lease, dependencies, notes" },
   history: { usage: "history <item>", summary: "all leases of <item>, in epoch order" },

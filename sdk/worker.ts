@@ -93,7 +93,14 @@ export interface RunWorkerOptions {
   durationSeconds?: number;
   /** Renewal period (default a third of the duration). */
   renewIntervalMs?: number;
-  /** First wait after an empty queue (default 1000); doubles per empty poll, with jitter, up to maxPollIntervalMs. */
+  /**
+   * How long each claim waits on the server for work when nothing is ready (`leases.claim`
+   * `waitSeconds`, 0–60; default 20): the server answers the moment an item becomes ready
+   * for this worker, so an idle worker makes one request per wait instead of polling. Keep it
+   * below the client's `timeoutMs` (30 s by default). 0 = poll with pollIntervalMs backoff.
+   */
+  waitSeconds?: number;
+  /** With `waitSeconds: 0`, and after failed claims: first wait (default 1000); doubles per empty poll, with jitter, up to maxPollIntervalMs. */
   pollIntervalMs?: number;
   maxPollIntervalMs?: number;
   /** Aborting it stops the worker like SIGTERM. */
@@ -425,6 +432,7 @@ class LeaseSession {
 export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummary> {
   const durationSeconds = options.durationSeconds ?? 300;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  const waitSeconds = Math.min(60, Math.max(0, options.waitSeconds ?? 20));
   const maxPollIntervalMs = Math.max(pollIntervalMs, options.maxPollIntervalMs ?? 15_000);
   const shutdownMode: ShutdownMode = options.onShutdown ?? "finish";
   const emit = (event: WorkerEvent) => {
@@ -478,14 +486,27 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
   /** Kept until the server gives a definite answer, so a retried claim replays instead of taking another item. */
   let pendingKey: { key: string; since: number } | null = null;
 
-  async function claimNext(): Promise<{ claim: ClaimResult; grantedNoEarlierThan: number; attempts: number } | null> {
+  /**
+   * A claim that waits (up to `wait` seconds) on the server. Stopping aborts the wait at once;
+   * only a claim that took an item at that very instant loses its answer, and that lease
+   * simply expires.
+   */
+  async function claimNext(wait: number): Promise<{ claim: ClaimResult; grantedNoEarlierThan: number; attempts: number } | null> {
     pendingKey ??= { key: randomKey(), since: now() };
     const { key, since } = pendingKey;
     let attempts = 0;
     try {
-      const claim = await withRetry(settings.retry, () => {
+      const claim = await withRetry(settings.retry, async () => {
         attempts++;
-        return options.client.leases.claim.mutate({ durationSeconds, parentId: options.parentId, idempotencyKey: key });
+        if (stopping) return null;
+        const input = { durationSeconds, parentId: options.parentId, idempotencyKey: key };
+        if (wait <= 0) return options.client.leases.claim.mutate(input);
+        try {
+          return await options.client.leases.claim.mutate({ ...input, waitSeconds: wait }, { signal: wake.signal });
+        } catch (error) {
+          if (wake.signal.aborted) return null;
+          throw error;
+        }
       }, (error) => emit({ type: "error", during: "claim", error }));
       pendingKey = null;
       return claim ? { claim, grantedNoEarlierThan: since, attempts } : null;
@@ -596,8 +617,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
         break;
       }
       let claimed: Awaited<ReturnType<typeof claimNext>>;
+      // Waiting never outlasts stopWhenIdleMs.
+      const idleLeftMs = options.stopWhenIdleMs === undefined ? Infinity : options.stopWhenIdleMs - (idleSince === null ? 0 : now() - idleSince);
+      const askedAt = now();
       try {
-        claimed = await claimNext();
+        claimed = await claimNext(Math.min(waitSeconds, Math.max(0, idleLeftMs) / 1000));
       } catch (thrown) {
         const error = toWorkGraphError(thrown);
         if (error.drained) {
@@ -610,14 +634,15 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
         continue;
       }
       if (!claimed) {
-        idleSince ??= now();
+        idleSince ??= askedAt;
         if (options.stopWhenIdleMs !== undefined && now() - idleSince >= options.stopWhenIdleMs) {
           stop("idle");
           break;
         }
-        const delayMs = jittered(pollIntervalMs, Math.min(emptyPolls++, 10), maxPollIntervalMs);
+        // After a server-side wait, ask again at once; polling backs off.
+        const delayMs = waitSeconds > 0 ? 0 : jittered(pollIntervalMs, Math.min(emptyPolls++, 10), maxPollIntervalMs);
         emit({ type: "idle", delayMs });
-        await sleep(delayMs, wake.signal);
+        if (delayMs > 0) await sleep(delayMs, wake.signal);
         continue;
       }
       emptyPolls = 0;

@@ -29,11 +29,22 @@ export function statementName(query: { sql: string; args?: unknown[]; argTypes?:
   return name;
 }
 
+const connectionStrings = new WeakMap<Db, string>();
+
 /** `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a startup parameter). */
 export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number } = {}): Db {
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
   const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20, ...timeout }, { statementNameGenerator: statementName as (query: { sql: string }) => string });
-  return new PrismaClient({ adapter });
+  const db = new PrismaClient({ adapter });
+  connectionStrings.set(db, connectionString);
+  return db;
+}
+
+/** The database `db` talks to (server/realtime opens its LISTEN connection there). */
+export function connectionStringOf(db: Db): string {
+  const url = connectionStrings.get(db);
+  if (!url) throw new Error("this client was not made by createDb");
+  return url;
 }
 
 const globalForDb = globalThis as unknown as { workGraphDb?: Db };

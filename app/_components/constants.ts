@@ -5,5 +5,5 @@
  */
 export const CSRF_HEADER = "x-work-graph-csrf";
 
-/** How often every dashboard query polls (see app/README-dashboard.md for polling vs SSE). */
-export const POLL_MS = 1_000;
+/** Fallback poll of every dashboard query; changes arrive through events.stream (README "Live updates"). */
+export const POLL_MS = 15_000;

@@ -4,12 +4,17 @@ import Link from "next/link";
 import { duration } from "./format";
 import { RevokeLease } from "./revoke-lease";
 import type { ActiveLease, EndedLease } from "./types";
+import { useServerNow } from "./clock";
 import { Age, Countdown, OutcomeBadge, Time } from "./ui";
 
 const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
 
+/** Seconds left, ticking in the browser (database clock, clock.ts); the server's figure until the clock is known. */
+export const secondsLeft = (lease: ActiveLease, now: number | null) => (now === null ? lease.secondsLeft : (Date.parse(lease.expiresAt) - now) / 1000);
+
 /** Live leases, in the order given (soonest expiry first from leases.active); `revocable` adds a Revoke action per lease. */
 export function LeaseTable({ leases, testId, revocable = false }: { leases: ActiveLease[]; testId: string; revocable?: boolean }) {
+  const now = useServerNow();
   return (
     <table className="table responsive" data-testid={testId}>
       <thead>
@@ -24,7 +29,7 @@ export function LeaseTable({ leases, testId, revocable = false }: { leases: Acti
       </thead>
       <tbody>
         {leases.map((lease) => (
-          <tr key={lease.id} data-lease-id={lease.id} data-item-id={lease.workItemId} className={lease.secondsLeft < 60 ? "row-warn" : undefined}>
+          <tr key={lease.id} data-lease-id={lease.id} data-item-id={lease.workItemId} className={secondsLeft(lease, now) < 60 ? "row-warn" : undefined}>
             <td data-label="Worker" className="worker">{lease.workerId}</td>
             <td data-label="Item">
               <span className="cell"><Link href={itemHref(lease.workItemId)}>{lease.workItemTitle}</Link> <code className="id">{lease.workItemId}</code></span>

@@ -1,7 +1,8 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { EndedLeaseTable, LeaseTable } from "./lease-tables";
+import { useServerNow } from "./clock";
+import { EndedLeaseTable, LeaseTable, secondsLeft } from "./lease-tables";
 import { useTRPC } from "./trpc";
 import { ApiError, Empty, Loading, Section } from "./ui";
 import { useUrlState } from "./url-state";
@@ -16,7 +17,8 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
   const recent = useQuery(trpc.leases.recent.queryOptions({ workerId, limit: 50 }));
   // Workers seen in either list, for the filter's suggestions (unfiltered lists when no filter is set).
   const workers = [...new Set([...(active.data ?? []), ...(recent.data ?? [])].map((lease) => lease.workerId))].sort();
-  const expiring = (active.data ?? []).filter((lease) => lease.secondsLeft < 60).length;
+  const now = useServerNow();
+  const expiring = (active.data ?? []).filter((lease) => secondsLeft(lease, now) < 60).length;
 
   return (
     <>

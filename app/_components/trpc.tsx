@@ -1,11 +1,12 @@
 "use client";
 
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { createTRPCClient, httpBatchLink, TRPCClientError } from "@trpc/client";
+import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/root";
 import { CSRF_HEADER, POLL_MS } from "./constants";
+import { useLiveUpdates } from "./live-updates";
 
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
 
@@ -35,9 +36,9 @@ function makeQueryClient() {
     mutationCache: new MutationCache({ onError: onAuthError }),
     defaultOptions: {
       queries: {
-        // Live: every query polls while its page is visible.
+        // Live through events.stream (live-updates.ts); this slow poll is only the fallback.
         refetchInterval: POLL_MS,
-        staleTime: POLL_MS / 2,
+        staleTime: 1_000,
         // 4xx answers (not found, bad input) will not change by asking again.
         retry: (failures, error) => failures < 2 && !/^(BAD_REQUEST|UNAUTHORIZED|FORBIDDEN|NOT_FOUND)$/.test(describeError(error).code ?? ""),
       },
@@ -50,16 +51,22 @@ export function Providers({ children }: { children: ReactNode }) {
   const [trpcClient] = useState(() =>
     createTRPCClient<AppRouter>({
       links: [
-        httpBatchLink({
-          url: "/api/trpc",
-          // The server refuses batches over WORK_GRAPH_MAX_BATCH (default 20) calls.
-          maxItems: 10,
-          // The session cookie travels by itself (same origin); this header marks the call as the dashboard's own.
-          headers: () => ({ [CSRF_HEADER]: "1" }),
+        splitLink({
+          condition: (op) => op.type === "subscription",
+          // Server-Sent Events (EventSource): same origin, so the session cookie authenticates it; it reconnects with Last-Event-ID.
+          true: httpSubscriptionLink({ url: "/api/trpc" }),
+          false: httpBatchLink({
+            url: "/api/trpc",
+            // The server refuses batches over WORK_GRAPH_MAX_BATCH (default 20) calls.
+            maxItems: 10,
+            // The session cookie travels by itself (same origin); this header marks the call as the dashboard's own.
+            headers: () => ({ [CSRF_HEADER]: "1" }),
+          }),
         }),
       ],
     }),
   );
+  useLiveUpdates(trpcClient, queryClient);
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

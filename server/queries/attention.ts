@@ -4,6 +4,7 @@ import type { AttentionRequest, Page } from "../domain/types";
 import { ATTENTION_COLUMNS, toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 import { decodeCursor, encodeCursor } from "./cursor";
+import { wakeups } from "../realtime/wakeups";
 
 type AttentionRow = Parameters<typeof toAttentionRequest>[0];
 
@@ -29,4 +30,12 @@ export async function listAttention(
   const items = rows.slice(0, input.limit).map(toAttentionRequest);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(last.id) : null };
+}
+
+/** attention.wait: the request as soon as it is resolved (woken on commit), or as it is when the time is up. */
+export async function waitForAttention(db: Db, id: string, timeoutSeconds: number, signal?: AbortSignal): Promise<AttentionRequest> {
+  const current = await getAttention(db, id);
+  if (current.status === "resolved") return current;
+  await wakeups(db).attentionResolved(id, timeoutSeconds * 1000, signal);
+  return getAttention(db, id);
 }

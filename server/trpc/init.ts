@@ -84,6 +84,8 @@ function describeIssues(issues: { path?: PropertyKey[]; message?: string }[]): s
 const t = initTRPC.context<Context>().create({
   // Stack traces stay in the server log, not in responses.
   isDev: process.env.NODE_ENV === "development",
+  // events.stream: a ping every 10 s keeps proxies from closing an idle stream; a client that hears nothing for 30 s reconnects (with Last-Event-ID).
+  sse: { ping: { enabled: true, intervalMs: 10_000 }, client: { reconnectAfterInactivityMs: 30_000 } },
   errorFormatter({ shape, error, ctx }) {
     const { reason, detail } = reasonOf(error);
     if (reason === "INTERNAL") {

@@ -23,6 +23,8 @@ export const uuid = safeString().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 export const epoch = z.number().int().min(0).max(2_147_483_647);
 export const priority = z.number().int().min(-1_000_000_000).max(1_000_000_000);
 export const durationSeconds = z.number().int().min(1).max(86_400);
+/** How long a request may wait for a commit (API.md "Waiting instead of polling"); fractions allowed. */
+export const waitSeconds = z.number().min(0).max(60);
 export const idempotencyKey = safeString().min(1).max(200);
 export const workerId = safeString().min(1).max(200);
 export const title = nonBlank("title", 500);

@@ -36,7 +36,7 @@ describe("attention inbox", () => {
 
     // It appears in the inbox with its options, kind, worker and item; the nav count goes up.
     const card = page.locator(`[data-request-id="${asked.request.id}"]`);
-    const shown = await eventually(() => card.count(), (n) => n === 1, 2_000);
+    const shown = await eventually(() => card.count(), (n) => n === 1, 1_000);
     console.log(`attention request visible after ${shown.ms} ms`);
     expect(await card.getByRole("heading").textContent()).toBe(question);
     expect(await card.getByRole("radio").count()).toBe(3); // two options + "write a different answer"
@@ -48,7 +48,7 @@ describe("attention inbox", () => {
     await eventually(
       async () => Number((await textNow(page, '[data-testid="attention-count"]'))?.replace(/\D/g, "") ?? "0"),
       (n) => n >= countBefore + 1,
-      2_000,
+      1_000,
     );
 
     // The human picks an option and submits.
@@ -97,7 +97,7 @@ describe("attention inbox", () => {
     const answers = (resumed as unknown as { attention: { id: string; resolution: string | null }[] }).attention;
     expect(answers).toEqual([expect.objectContaining({ id: asked.request.id, resolution: "eu-west-1" })]);
     // …and the page shows epoch 2 live, without a reload.
-    await eventually(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), (o) => o === "live", 2_000);
+    await eventually(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), (o) => o === "live", 1_000);
     await context.close();
   });
 

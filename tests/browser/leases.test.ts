@@ -3,8 +3,8 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { admin, agentClient, attributeNow, baseURL, eventually, launchBrowser, operatorContext, run, textNow } from "./support";
 
 /*
- * Live leases: an agent (a tRPC client over HTTP) acts; the open pages show it within 2 s
- * without a reload (they poll every second).
+ * Live leases: an agent (a tRPC client over HTTP) acts; the open pages show it within 1 s
+ * without a reload (events.stream wakes them; the poll is only a 15 s fallback).
  */
 
 let browser: Browser;
@@ -27,7 +27,7 @@ async function secondsLeft(page: Page, leaseId: string): Promise<number | null> 
 }
 
 describe("live leases on / and /leases", () => {
-  it("a claim shows up within 2 s with worker and epoch; a renewal makes the countdown jump", async () => {
+  it("a claim shows up within 1 s with worker and epoch; a renewal makes the countdown jump", async () => {
     const worker = `claimer-${run}`;
     const itemId = `live-claim-${run}`;
     const agent = await agentClient(worker);
@@ -46,8 +46,8 @@ describe("live leases on / and /leases", () => {
     const lease = claimed!.lease;
     const rowSelector = `tr[data-lease-id="${lease.id}"]`;
     const [onLeases, onOverview] = await Promise.all([
-      eventually(() => leasesPage.locator(rowSelector).count(), (n) => n === 1, 2_000),
-      eventually(() => overviewPage.locator(rowSelector).count(), (n) => n === 1, 2_000),
+      eventually(() => leasesPage.locator(rowSelector).count(), (n) => n === 1, 1_000),
+      eventually(() => overviewPage.locator(rowSelector).count(), (n) => n === 1, 1_000),
     ]);
     console.log(`claim visible after ${onLeases.ms} ms on /leases, ${onOverview.ms} ms on /`);
 
@@ -68,8 +68,8 @@ describe("live leases on / and /leases", () => {
 
     await agent.leases.renew.mutate({ leaseId: lease.id, epoch: lease.epoch, durationSeconds: 3_600 });
     const [jumped] = await Promise.all([
-      eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s > 3_500, 2_000),
-      eventually(() => secondsLeft(overviewPage, lease.id), (s) => s !== null && s > 3_500, 2_000),
+      eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s > 3_500, 1_000),
+      eventually(() => secondsLeft(overviewPage, lease.id), (s) => s !== null && s > 3_500, 1_000),
     ]);
     console.log(`renewal visible after ${jumped.ms} ms`);
     expect(await leasesPage.locator(`${rowSelector} .countdown`).textContent()).toMatch(/^(59:\d\d|1:00:00)$/);
@@ -87,7 +87,7 @@ describe("live leases on / and /leases", () => {
     expect(new URL(leasesPage.url()).searchParams.get("worker")).toBe(worker);
 
     await agent.leases.release.mutate({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" });
-    await eventually(() => attributeNow(leasesPage, `[data-testid="recent-leases"] ${rowSelector} [data-outcome]`, "data-outcome"), (o) => o === "released", 2_000);
+    await eventually(() => attributeNow(leasesPage, `[data-testid="recent-leases"] ${rowSelector} [data-outcome]`, "data-outcome"), (o) => o === "released", 1_000);
     expect(await leasesPage.locator(`[data-testid="active-leases"] ${rowSelector}`).count()).toBe(0);
     await leasesPage.close();
     await overviewPage.close();
@@ -109,7 +109,7 @@ describe("live leases on / and /leases", () => {
     // Under a minute left: marked.
     expect(await page.locator(`[data-testid="active-leases"] ${rowSelector}`).textContent()).toContain("expires soon");
 
-    // Expiry at +3 s, the sweep runs every 250 ms, the page polls every second.
+    // Expiry at +3 s, the sweep runs every 250 ms; its commit reaches the page through events.stream.
     const ended = await eventually(
       () => attributeNow(page, `[data-testid="recent-leases"] ${rowSelector} [data-outcome]`, "data-outcome"),
       (outcome) => outcome === "expired",

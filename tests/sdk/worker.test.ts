@@ -3,6 +3,7 @@ import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } fr
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { waitUntilDatabaseTime } from "../support/fixtures";
+import { wakeups } from "../../server/realtime/wakeups";
 import { delay, gate, recordingFetch, type RecordedRequest } from "./support";
 
 let database: TestDatabase;
@@ -329,13 +330,13 @@ describe("runWorker shutdown, errors and handler results", () => {
     expect((await other.client.leases.claim.mutate({ durationSeconds: 30 }))?.workItem.id).toBe("handed-back");
   });
 
-  it("an empty queue backs off with jitter and stopWhenIdleMs ends the run", async () => {
+  it("with waitSeconds: 0, an empty queue backs off with jitter and stopWhenIdleMs ends the run", async () => {
     const operator = await operatorApi();
     await operator.workItems.create({ id: "childless", title: "No children to claim" });
     const { client, log } = await agentClient("idle-worker");
     const events: WorkerEvent[] = [];
     const summary = await runWorker({
-      client, parentId: "childless", pollIntervalMs: 40, stopWhenIdleMs: 600, handleProcessSignals: false, handler: () => undefined, onEvent: (event) => events.push(event),
+      client, parentId: "childless", waitSeconds: 0, pollIntervalMs: 40, stopWhenIdleMs: 600, handleProcessSignals: false, handler: () => undefined, onEvent: (event) => events.push(event),
     });
     expect(summary).toMatchObject({ claimed: 0, stoppedBy: "idle" });
     const delays = events.flatMap((event) => (event.type === "idle" ? [event.delayMs] : []));
@@ -373,5 +374,49 @@ describe("WorkGraphError", () => {
     const nowhere = createWorkGraphClient({ url: "http://127.0.0.1:9", token: "x", timeoutMs: 2000 });
     const network = await nowhere.workItems.queue.query({}).catch((e: unknown) => e);
     expect(network).toMatchObject({ reason: "NETWORK", code: "NETWORK", retryable: true });
+  });
+
+  it("an idle worker waits on the server instead of polling: one claim request, the new item claimed within 1 s", async () => {
+    const operator = await operatorApi();
+    await operator.workItems.create({ id: "wait-parent", title: "Children arrive later" });
+    const { client, log } = await agentClient("waiting-worker");
+    const hub = wakeups(database.db);
+    let claimedAt = 0;
+    const run = runWorker({
+      client, parentId: "wait-parent", maxItems: 1, handleProcessSignals: false,
+      handler: () => ({ evidence: "done" }),
+      onEvent: (event) => {
+        if (event.type === "claimed") claimedAt = performance.now();
+      },
+    });
+    const deadline = Date.now() + 20_000;
+    while (hub.waitingClaims === 0 && Date.now() < deadline) await delay(10);
+    expect(hub.waitingClaims).toBe(1);
+    await operator.workItems.create({ id: "late-child", title: "Late", parentId: "wait-parent" });
+    const createdAt = performance.now();
+    expect(await run).toMatchObject({ claimed: 1, released: 1, stoppedBy: "maxItems" });
+    expect(claimedAt - createdAt).toBeLessThan(1_000);
+    expect(log.filter((request) => request.path === "leases.claim")).toHaveLength(1);
+  });
+
+  it("stopping aborts a waiting claim at once; stopWhenIdleMs bounds the wait", async () => {
+    const { client } = await agentClient("stopping-waiter");
+    const hub = wakeups(database.db);
+    const stop = new AbortController();
+    const waitingBefore = hub.waitingClaims;
+    const run = runWorker({ client, parentId: "wait-parent", handleProcessSignals: false, signal: stop.signal, handler: () => undefined });
+    const deadline = Date.now() + 20_000;
+    while (hub.waitingClaims === waitingBefore && Date.now() < deadline) await delay(10);
+    const stoppedAt = performance.now();
+    stop.abort();
+    expect(await run).toMatchObject({ claimed: 0, stoppedBy: "signal" });
+    expect(performance.now() - stoppedAt).toBeLessThan(2_000);
+    while (hub.waitingClaims !== waitingBefore && Date.now() < deadline) await delay(10);
+    expect(hub.waitingClaims).toBe(waitingBefore); // the server dropped the waiter when the request went away
+
+    const idleStart = performance.now();
+    expect(await runWorker({ client, parentId: "wait-parent", stopWhenIdleMs: 700, handleProcessSignals: false, handler: () => undefined }))
+      .toMatchObject({ stoppedBy: "idle" });
+    expect(performance.now() - idleStart).toBeLessThan(5_000);
   });
 });

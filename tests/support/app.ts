@@ -30,16 +30,26 @@ export async function startTestServer(db: Db) {
       if (typeof value === "string") headers.set(key, value);
       else if (Array.isArray(value)) for (const v of value) headers.append(key, v);
     }
+    // A client that goes away aborts its request (waiting calls and streams stop, like under Next).
+    const aborted = new AbortController();
+    res.on("close", () => aborted.abort());
     // The body is streamed, as Next hands it over: the handler decides how much of it to read.
     const request = new Request(`http://${req.headers.host}${req.url}`, {
       method: req.method,
       headers,
       body: req.method === "GET" || req.method === "HEAD" ? undefined : (Readable.toWeb(req) as ReadableStream<Uint8Array>),
       duplex: "half",
+      signal: aborted.signal,
     } as RequestInit);
     const response = await handleTrpcRequest(db, request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
-    res.end(Buffer.from(await response.arrayBuffer()));
+    // Streamed, not buffered: events.stream (SSE) never ends by itself.
+    const reader = response.body?.getReader();
+    for (let chunk = await reader?.read(); chunk && !chunk.done && !res.destroyed; chunk = await reader!.read()) {
+      if (!res.write(chunk.value)) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+    }
+    if (res.destroyed) await reader?.cancel().catch(() => {});
+    res.end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

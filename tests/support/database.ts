@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject } from "vitest";
 import { createDb, type Db } from "../../server/db";
+import { stopWakeups } from "../../server/realtime/wakeups";
 
 export const adminDatabaseUrl = () => inject("adminDatabaseUrl");
 
@@ -45,6 +46,7 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
     },
     async close() {
       await Promise.all(clients.map((client) => client.end().catch(() => {})));
+      await stopWakeups(db);
       await db.$disconnect();
     },
   };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { resolveAttention } from "../../operations/attention";
-import { getAttention, listAttention } from "../../queries/attention";
+import { getAttention, listAttention, waitForAttention } from "../../queries/attention";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { idempotencyKey, limit, text, uuid, workItemRef, withKey, safeString } from "../schemas";
 import { requestAttentionProcedure } from "./leases";
@@ -22,4 +22,8 @@ export const attentionRouter = router({
     .query(({ ctx, input }) => listAttention(ctx.db, input)),
 
   get: authedProcedure.input(z.object({ id: uuid })).query(({ ctx, input }) => getAttention(ctx.db, input.id)),
+
+  wait: authedProcedure
+    .input(z.object({ id: uuid, timeoutSeconds: z.number().min(1).max(60).default(30) }))
+    .query(({ ctx, input, signal }) => waitForAttention(ctx.db, input.id, input.timeoutSeconds, signal)),
 });

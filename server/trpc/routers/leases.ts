@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { requestAttention } from "../../operations/attention";
-import { claim } from "../../operations/claim";
+import { claimWaiting } from "../../operations/claim-wait";
 import { decompose } from "../../operations/decompose";
 import { cancel, release } from "../../operations/finish";
 import { addNote } from "../../operations/note";
@@ -9,7 +9,7 @@ import { revokeLease } from "../../operations/revoke";
 import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
 import { claimingWorker, assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, text, uuid, workerId, workItemRef, withKey, safeString } from "../schemas";
+import { childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, text, uuid, waitSeconds, workerId, workItemRef, withKey, safeString } from "../schemas";
 
 const agent = rolesProcedure("agent");
 
@@ -19,13 +19,14 @@ export const leasesRouter = router({
       workItemId: workItemRef.optional(),
       parentId: workItemRef.optional(),
       durationSeconds: durationSeconds.default(900),
+      waitSeconds: waitSeconds.default(0),
       workerId: workerId.optional(),
       idempotencyKey: idempotencyKey.optional(),
       key: idempotencyKey.optional(),
-    }).default({ durationSeconds: 900 }))
-    .mutation(({ ctx, input }) => {
-      const { workerId: requested, ...rest } = withKey(input);
-      return claim(ctx.db, ctx.caller, claimingWorker(ctx.caller, requested), rest);
+    }).default({ durationSeconds: 900, waitSeconds: 0 }))
+    .mutation(({ ctx, input, signal }) => {
+      const { workerId: requested, waitSeconds: wait, ...rest } = withKey(input);
+      return claimWaiting(ctx.db, ctx.caller, claimingWorker(ctx.caller, requested), rest, wait, signal);
     }),
 
   renew: agent

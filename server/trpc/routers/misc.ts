@@ -1,8 +1,11 @@
+import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { createToken, listTokens, revokeToken } from "../../auth/tokens";
+import { createToken, listTokens, revokeToken, tokenIsLive } from "../../auth/tokens";
+import { WorkGraphError } from "../../errors";
 import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
+import { openEventStream } from "../../queries/event-stream";
 import { listNotes } from "../../queries/notes";
 import { endedLastHour } from "../../queries/workers";
 import { authedProcedure, rolesProcedure, router } from "../init";
@@ -14,6 +17,8 @@ export const notesRouter = router({
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
 
+const TOKEN_RECHECK_MS = 30_000;
+
 export const eventsRouter = router({
   list: authedProcedure
     .input(z.object({
@@ -24,6 +29,34 @@ export const eventsRouter = router({
       limit: limit(500, 100),
     }).default({ limit: 100, order: "asc" }))
     .query(({ ctx, input }) => listEvents(ctx.db, input)),
+
+  /** SSE; a reconnect's Last-Event-ID arrives as `lastEventId` and wins over `after`. */
+  stream: authedProcedure
+    .input(z.object({
+      after: z.number().int().min(0).optional(),
+      workItemId: workItemRef.optional(),
+      types: z.array(z.string().min(1).max(100)).min(1).max(50).optional(),
+      lastEventId: z.string().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
+    }).default({}))
+    .subscription(async ({ ctx, input, signal }) => {
+      const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
+      const events = await openEventStream(ctx.db, { ...input, after }, signal);
+      const { db, caller } = ctx;
+      return (async function* () {
+        let checkedAt = performance.now();
+        for await (const event of events) {
+          // A token revoked while its stream is open stops receiving within TOKEN_RECHECK_MS.
+          if (performance.now() - checkedAt > TOKEN_RECHECK_MS) {
+            if (!(await tokenIsLive(db, caller.tokenId))) {
+              const refusal = new WorkGraphError("UNAUTHENTICATED", "the token was revoked");
+              throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
+            }
+            checkedAt = performance.now();
+          }
+          yield tracked(String(event.sequence), event);
+        }
+      })();
+    }),
 });
 
 export const dashboardRouter = router({

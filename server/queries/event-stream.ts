@@ -1,0 +1,51 @@
+import type { Db } from "../db";
+import type { WorkGraphEvent } from "../domain/types";
+import { wakeups } from "../realtime/wakeups";
+import { listEvents } from "./events";
+
+const PAGE = 500;
+/**
+ * A reader with nothing new normally sleeps until a commit is heard. It also looks again
+ * after this long: a hole left by a transaction that aborted after taking a sequence number
+ * is settled by the next read, and no commit announces an abort.
+ */
+const RECHECK_MS = 10_000;
+
+/**
+ * events.stream: the events after `after` in sequence order, as they commit, for as long as
+ * the caller listens. Pages come from listEvents (the same gap-free horizon logic as
+ * events.list, unfiltered so the cursor always advances) and are filtered here. Between
+ * pages the reader holds no connection: it waits for the app instance's commit listener.
+ * Without `after` the stream starts at the newest event committed when this call returns
+ * (it returns once LISTEN is in place and that point is read, so nothing later is missed).
+ */
+export async function openEventStream(
+  db: Db,
+  input: { after?: number; workItemId?: string; types?: string[] },
+  signal?: AbortSignal,
+): Promise<AsyncGenerator<WorkGraphEvent>> {
+  const hub = wakeups(db);
+  await hub.ready();
+  const start = input.after ?? (await newestSequence(db));
+  const types = input.types ? new Set(input.types) : null;
+  return (async function* () {
+    let cursor = start;
+    while (!signal?.aborted) {
+      const heard = hub.eventsHeard;
+      const page = await listEvents(db, { after: cursor, limit: PAGE });
+      for (const event of page.items) {
+        if ((input.workItemId === undefined || event.workItemId === input.workItemId) && (types === null || types.has(event.type))) yield event;
+      }
+      if (page.nextCursor !== null) {
+        cursor = Number(page.nextCursor);
+        continue;
+      }
+      await hub.eventsSince(heard, RECHECK_MS, signal);
+    }
+  })();
+}
+
+async function newestSequence(db: Db): Promise<number> {
+  const [row] = await db.$queryRaw<{ newest: bigint | null }[]>`SELECT max(sequence) AS newest FROM events`;
+  return Number(row?.newest ?? 0);
+}

@@ -1,0 +1,185 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, type Db } from "../../server/db";
+import type { WorkGraphEvent } from "../../server/domain/types";
+import { stopWakeups } from "../../server/realtime/wakeups";
+import { callerAs, startTestServer } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { openSse } from "../support/sse";
+
+/*
+ * events.stream (API.md "Waiting instead of polling"): SSE at GET /api/trpc/events.stream,
+ * each message's id = the event's sequence, gap-free in sequence order, resumable with
+ * Last-Event-ID / lastEventId. The stream is served by instance B; events are written
+ * through instance A or raw SQL, so the wake-up travels through PostgreSQL.
+ */
+
+let database: TestDatabase;
+let sql: pg.Client;
+let dbB: Db;
+let serverB: Awaited<ReturnType<typeof startTestServer>>;
+let operatorToken: string;
+let operator: Awaited<ReturnType<typeof callerAs>>["api"];
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  sql = await database.connect();
+  dbB = createDb(database.url, { poolSize: 5 });
+  serverB = await startTestServer(dbB);
+  const caller = await callerAs(database.db, "operator");
+  operatorToken = caller.token;
+  operator = caller.api;
+  await operator.workItems.create({ id: "gap-item", title: "Gap" });
+});
+afterAll(async () => {
+  await serverB.close();
+  await stopWakeups(dbB);
+  await dbB.$disconnect();
+  await database.close();
+});
+
+const latestSequence = async () => Number((await sql.query("SELECT coalesce(max(sequence), 0) AS s FROM events")).rows[0].s);
+const committedAfter = async (after: number) =>
+  (await sql.query<{ sequence: string }>("SELECT sequence FROM events WHERE sequence > $1 ORDER BY sequence", [after])).rows.map((row) => Number(row.sequence));
+
+async function insertEvent(client: pg.Client, type: string): Promise<number> {
+  const { rows } = await client.query<{ sequence: string }>(
+    "INSERT INTO events (work_item_id, type, actor) VALUES ('gap-item', $1, 'test') RETURNING sequence",
+    [type],
+  );
+  return Number(rows[0]!.sequence);
+}
+
+function stream(input: Record<string, unknown>, headers: Record<string, string> = {}, token: string | null = operatorToken) {
+  return openSse(`${serverB.url}/api/trpc/events.stream?input=${encodeURIComponent(JSON.stringify(input))}`, {
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    ...headers,
+  });
+}
+
+type Stream = Awaited<ReturnType<typeof stream>>;
+
+/** The next event; its SSE id must be its sequence. */
+async function nextEvent(source: Stream): Promise<WorkGraphEvent> {
+  const message = await source.next();
+  if (!message) throw new Error("the stream ended");
+  const event = JSON.parse(message.data) as WorkGraphEvent;
+  expect(message.id).toBe(String(event.sequence));
+  return event;
+}
+
+describe("events.stream", () => {
+  it("is SSE; events arrive within 1 s of their commit, in order, id = sequence; without `after` only new events", async () => {
+    await operator.workItems.create({ id: "before-subscribe", title: "Before" });
+    const source = await stream({});
+    expect(source.status).toBe(200);
+    expect(source.contentType).toMatch(/^text\/event-stream/);
+    await source.next("connected");
+    await operator.workItems.create({ id: "after-subscribe", title: "After" });
+    const committedAt = performance.now();
+    const event = await nextEvent(source);
+    expect(performance.now() - committedAt).toBeLessThan(1_000);
+    expect(event).toMatchObject({ workItemId: "after-subscribe", type: "work_item.created" });
+    source.close();
+  });
+
+  it("resumes after a disconnect with Last-Event-ID or lastEventId: no gap, no duplicate", async () => {
+    const start = await latestSequence();
+    const first = await stream({ after: start });
+    for (let i = 0; i < 5; i++) await operator.workItems.create({ id: `resume-${i}`, title: "Resume" });
+    const seen: number[] = [];
+    for (let i = 0; i < 3; i++) seen.push((await nextEvent(first)).sequence);
+    first.close();
+
+    for (let i = 5; i < 10; i++) await operator.workItems.create({ id: `resume-${i}`, title: "Resume" }); // while disconnected
+    // The header (what EventSource sends on reconnect) wins over `after`.
+    const second = await stream({ after: start }, { "last-event-id": String(seen.at(-1)) });
+    for (let i = 0; i < 4; i++) seen.push((await nextEvent(second)).sequence);
+    second.close();
+    const third = await stream({ after: start, lastEventId: String(seen.at(-1)) });
+    const expected = await committedAfter(start);
+    while (seen.length < expected.length) seen.push((await nextEvent(third)).sequence);
+    third.close();
+    expect(seen).toEqual(expected);
+  });
+
+  it("holds back n+1 while n's transaction is open, then sends n before n+1; a reconnect in between loses neither", async () => {
+    const cursor = await latestSequence();
+    const live = await stream({ after: cursor });
+    const dropped = await stream({ after: cursor });
+    const t1 = await database.connect();
+    await t1.query("BEGIN");
+    const n = await insertEvent(t1, "test.slow");
+    const m = await insertEvent(sql, "test.fast"); // commits first
+    expect(m).toBe(n + 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    dropped.close(); // disconnects while n is in flight and n+1 committed
+    await t1.query("COMMIT");
+
+    expect([(await nextEvent(live)).sequence, (await nextEvent(live)).sequence]).toEqual([n, m]);
+    live.close();
+    const resumed = await stream({}, { "last-event-id": String(cursor) });
+    expect([(await nextEvent(resumed)).sequence, (await nextEvent(resumed)).sequence]).toEqual([n, m]);
+    resumed.close();
+  }, 30_000);
+
+  it("a reader that reconnects every few events while writers commit out of order sees every event exactly once", async () => {
+    const start = await latestSequence();
+    const seen: number[] = [];
+    const reader = (async () => {
+      let lastId = String(start);
+      for (;;) {
+        const source = await stream({}, { "last-event-id": lastId });
+        for (let i = 0; i < 7; i++) {
+          const event = await nextEvent(source);
+          seen.push(event.sequence);
+          lastId = String(event.sequence);
+          if (event.type === "test.end") return source.close();
+        }
+        source.close();
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: 6 }, async (_, w) => {
+        const { api } = await callerAs(database.db, "agent", `stream-writer-${w}`);
+        for (let i = 0; i < 10; i++) {
+          await api.workItems.create({ id: `stream-${w}-${i}`, title: "stream", priority: -100 });
+          const claimed = await api.leases.claim({ workItemId: `stream-${w}-${i}`, durationSeconds: 60 });
+          await api.leases.release({ leaseId: claimed!.lease.id, epoch: 1, evidence: "ok" });
+        }
+      }),
+    );
+    await insertEvent(sql, "test.end");
+    await reader;
+    expect(seen).toEqual(await committedAfter(start));
+  }, 60_000);
+
+  it("filters by workItemId and types; ids stay sequences, so a filtered stream resumes too", async () => {
+    const start = await latestSequence();
+    const source = await stream({ after: start, workItemId: "filtered", types: ["work_item.priority_changed"] });
+    await operator.workItems.create({ id: "filtered", title: "Filtered" });
+    await operator.workItems.create({ id: "unrelated", title: "Unrelated" });
+    await operator.workItems.setPriority({ id: "unrelated", priority: 3 });
+    await operator.workItems.setPriority({ id: "filtered", priority: 5 });
+    await operator.workItems.setPriority({ id: "filtered", priority: 6 });
+    const first = await nextEvent(source);
+    expect(first).toMatchObject({ workItemId: "filtered", type: "work_item.priority_changed", data: { to: 5 } });
+    source.close();
+    const resumed = await stream({ after: start, workItemId: "filtered", types: ["work_item.priority_changed"] }, { "last-event-id": String(first.sequence) });
+    expect(await nextEvent(resumed)).toMatchObject({ workItemId: "filtered", data: { to: 6 } });
+    resumed.close();
+  });
+
+  it("refuses a missing token and bad input with the API's reasons, as an SSE error message", async () => {
+    for (const [source, reason] of [
+      [await stream({}, {}, null), "UNAUTHENTICATED"],
+      [await stream({ after: -1 }), "VALIDATION"],
+      [await stream({}, { "last-event-id": "not-a-number" }), "VALIDATION"],
+      [await stream({ types: Array.from({ length: 51 }, (_, i) => `t${i}`) }), "VALIDATION"],
+    ] as const) {
+      const error = await source.next("serialized-error");
+      expect(JSON.parse(error!.data)).toMatchObject({ data: { reason } });
+      source.close();
+    }
+  });
+});
