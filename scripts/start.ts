@@ -1,7 +1,7 @@
 /**
  * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
- * when missing or stale, the HTTP server with the dashboard and /api/trpc, and the expiry
- * sweep. Ctrl-C stops all of it cleanly.
+ * when missing or stale, the HTTP server with the dashboard and /api/trpc, the expiry
+ * sweep and the webhook dispatcher. Ctrl-C stops all of it cleanly.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
@@ -9,11 +9,13 @@ import http from "node:http";
 import path from "node:path";
 import next from "next";
 import { ensureAdminToken } from "../server/auth/tokens";
-import { sweepIntervalMs } from "../server/config";
+import { publicUrl, sweepIntervalMs } from "../server/config";
 import { createDb } from "../server/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../server/database/embedded";
 import { migrateDeploy, projectRoot } from "../server/database/migrate";
 import { startExpirySweeper } from "../server/operations/sweep";
+import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
+import { ensureSecretKey } from "../server/webhooks/secret-box";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
@@ -63,6 +65,7 @@ async function main() {
 
   const db = createDb(databaseUrl, { poolSize: 4 });
   const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN);
+  ensureSecretKey();
 
   if (!dev && !buildIsCurrent()) await buildNext();
   process.env.NEXT_TELEMETRY_DISABLED = "1";
@@ -75,6 +78,7 @@ async function main() {
     server.listen(port, host, () => resolve());
   });
   const sweeper = startExpirySweeper(db, sweepIntervalMs(), (error) => console.error("[work-graph] expiry sweep failed:", error));
+  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl() });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(`dashboard  ${url}`);
@@ -92,6 +96,7 @@ async function main() {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await sweeper.stop();
+    await webhooks.stop();
     await app.close().catch(() => {});
     await db.$disconnect();
     await embedded?.stop();

@@ -3,6 +3,7 @@ import { attentionRouter } from "./routers/attention";
 import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { dashboardRouter, eventsRouter, notesRouter, tokensRouter } from "./routers/misc";
+import { webhooksRouter } from "./routers/webhooks";
 import { workItemsRouter } from "./routers/work-items";
 
 export const appRouter = router({
@@ -14,6 +15,7 @@ export const appRouter = router({
   events: eventsRouter,
   dashboard: dashboardRouter,
   tokens: tokensRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;
