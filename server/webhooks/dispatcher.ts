@@ -65,7 +65,16 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
   const event: WorkGraphEvent =
     row.sequence === null
       ? { sequence: 0, workItemId: "", type: TEST_EVENT_TYPE, actor: "work-graph", leaseId: null, epoch: null, data: {}, createdAt: row.deliveryCreatedAt.toISOString() }
-      : toEvent({ ...row, sequence: row.sequence, workItemId: row.workItemId!, actor: row.actor!, data: row.data ?? {}, createdAt: row.createdAt! });
+      : toEvent({
+          sequence: row.sequence,
+          workItemId: row.workItemId!,
+          type: row.type,
+          actor: row.actor!,
+          leaseId: row.leaseId,
+          epoch: row.epoch,
+          data: row.data ?? {},
+          createdAt: row.createdAt!,
+        });
   return {
     id: row.id,
     webhookId: row.webhookId,
