@@ -18,6 +18,7 @@ import { release } from "../server/operations/finish";
 import { summary } from "../server/queries/dashboard";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
+import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
 import {
   agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
@@ -30,12 +31,15 @@ const config = {
   ...(smoke
     ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3 }
     : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3 }),
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1
+  // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
+  webhookRate: 100,
+  webhookSeconds: smoke ? 1 : 20,
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,webhooks --workers=16 --scales=1000,100000 --runs=1
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "webhooks"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -365,6 +369,12 @@ async function main() {
       await dropDatabase(server.adminUrl, "bench_fanout");
       log(`release of a blocker with ${fan.dependents} dependents: ${fan.releaseMs.toFixed(1)} ms (${fan.readyAfter} ready)`);
     }
+    let webhooks: WebhookLatencyResult | null = null;
+    if (parts.has("webhooks")) {
+      webhooks = await webhookLatency(await createDatabase(server.adminUrl, "bench_webhooks", template), { eventsPerSecond: config.webhookRate, seconds: config.webhookSeconds });
+      await dropDatabase(server.adminUrl, "bench_webhooks");
+      log(`webhook latency at ${webhooks.eventsPerSecond} events/s: p50 ${webhooks.p50Ms.toFixed(0)} ms, p99 ${webhooks.p99Ms.toFixed(0)} ms (${webhooks.delivered}/${webhooks.committed} delivered)`);
+    }
 
     const report = {
       facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
@@ -372,6 +382,7 @@ async function main() {
       throughput,
       scales,
       fanout: fan,
+      webhooks,
       targets: targets(throughput, scales, fan),
     };
     const markdown = renderMarkdown(report);
@@ -435,6 +446,7 @@ function renderMarkdown(report: {
   throughput: Record<Row, Record<number, Measurement>>;
   scales: ScaleResult[];
   fanout: FanoutResult | null;
+  webhooks: WebhookLatencyResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -483,6 +495,12 @@ function renderMarkdown(report: {
     report.fanout
       ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`
       : "Releasing a blocker with many dependents: not run.",
+    "",
+    "### Webhook delivery latency (commit → receiver)",
+    "",
+    report.webhooks
+      ? `${report.webhooks.eventsPerSecond} events/s for ${report.webhooks.seconds} s, one webhook, one dispatcher (defaults), local receiver: p50 ${report.webhooks.p50Ms.toFixed(0)} ms, p99 ${report.webhooks.p99Ms.toFixed(0)} ms, max ${report.webhooks.maxMs.toFixed(0)} ms; ${report.webhooks.delivered} of ${report.webhooks.committed} delivered.`
+      : "Not run.",
     "",
     "### Targets",
     "",
