@@ -1,5 +1,4 @@
 import type { Db } from "../db";
-import { inTransaction } from "../database/transaction";
 import { STAGE_SQL, toEvent } from "../domain/views";
 import type { WorkGraphEvent } from "../domain/types";
 import { renderBody, signatureHeader, TEST_EVENT_TYPE, type WebhookFormat } from "./payload";
@@ -16,9 +15,9 @@ const CANDIDATES_PER_CLAIM = 100;
 export interface DispatcherOptions {
   /** Base of the item links in bodies (WORK_GRAPH_PUBLIC_URL). */
   publicUrl: string;
-  /** Attempts in flight in this instance, over all webhooks. */
+  /** Attempts in flight in this instance, over all webhooks (default 32). */
   concurrency?: number;
-  /** Attempts in flight in this instance for one webhook, so a slow receiver cannot take every slot. */
+  /** Attempts in flight in this instance for one webhook (default 8), so a slow receiver cannot take every slot. */
   perWebhook?: number;
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
@@ -90,69 +89,61 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
 }
 
 /**
- * Claims due deliveries for this instance in one short transaction: candidates are locked
- * with FOR UPDATE SKIP LOCKED (another instance's claim never waits for or repeats ours), at
- * most `perWebhookFree[id]` (default `perWebhook`) per webhook are taken, and each taken one
- * gets attempts + 1 and an attempt lease in next_attempt_at. Deliveries of deleted webhooks
- * found on the way are marked failed. `capped` says some due candidates were left for a
- * webhook that had no free slot.
+ * Claims due deliveries for this instance in one statement (its own short transaction):
+ * candidates are locked with FOR UPDATE SKIP LOCKED (another instance's claim never waits for
+ * or repeats ours), at most `perWebhook` minus this instance's attempts in flight are taken per
+ * webhook, and each taken one gets attempts + 1 and an attempt lease in next_attempt_at.
+ * Deliveries of deleted webhooks found on the way are marked failed. `capped` says some due
+ * candidates were left for a webhook that had no free slot.
  */
 export async function claimDueDeliveries(
   db: Db,
   input: { max: number; perWebhook: number; busy: ReadonlyMap<string, number> },
 ): Promise<{ claimed: ClaimedDelivery[]; capped: boolean }> {
-  const saturated = [...input.busy].filter(([, count]) => count >= input.perWebhook).map(([id]) => id);
-  return inTransaction(db, async (tx) => {
-    const candidates = await tx.$queryRaw<{ id: string; webhookId: string; deleted: boolean }[]>`
-      SELECT d.id::text, d.webhook_id::text AS "webhookId", h.deleted_at IS NOT NULL AS deleted
-        FROM webhook_deliveries d JOIN webhooks h ON h.id = d.webhook_id
+  const busyIds = [...input.busy.keys()];
+  const busyCounts = busyIds.map((id) => input.busy.get(id)!);
+  const rows = await db.$queryRaw<(ClaimedRow & { capped: boolean })[]>`
+    WITH busy AS (
+      SELECT * FROM unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS b(webhook_id, in_flight)
+    ), candidates AS (
+      SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
        WHERE d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
-         AND d.webhook_id <> ALL(${saturated}::uuid[])
+         AND d.webhook_id NOT IN (SELECT webhook_id FROM busy WHERE in_flight >= ${input.perWebhook})
        ORDER BY d.next_attempt_at
        LIMIT ${Math.min(CANDIDATES_PER_CLAIM, Math.max(input.max * 4, 10))}
-         FOR UPDATE OF d SKIP LOCKED`;
-    const orphaned = candidates.filter((row) => row.deleted).map((row) => row.id);
-    if (orphaned.length > 0) {
-      await tx.$executeRaw`
-        UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, error = 'webhook deleted'
-         WHERE id = ANY(${orphaned}::uuid[])`;
-    }
-    const taken: string[] = [];
-    const counts = new Map(input.busy);
-    let capped = false;
-    for (const row of candidates) {
-      if (row.deleted || taken.length >= input.max) continue;
-      const count = counts.get(row.webhookId) ?? 0;
-      if (count >= input.perWebhook) {
-        capped = true;
-        continue;
-      }
-      counts.set(row.webhookId, count + 1);
-      taken.push(row.id);
-    }
-    if (taken.length === 0) return { claimed: [], capped };
-    const rows = await tx.$queryRaw<ClaimedRow[]>`
-      WITH claimed AS (
-        UPDATE webhook_deliveries d
-           SET attempts = d.attempts + 1,
-               next_attempt_at = clock_timestamp() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
-         WHERE d.id = ANY(${taken}::uuid[])
-        RETURNING d.id, d.webhook_id, d.attempts, d.event_sequence, d.event_type, d.created_at
-      )
-      SELECT c.id::text, c.webhook_id::text AS "webhookId", c.attempts, h.url, h.format,
-             h.secret_ciphertext AS "secretCiphertext", c.created_at AS "deliveryCreatedAt",
-             floor(extract(epoch FROM clock_timestamp()))::int AS "unixSeconds",
-             e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor,
-             e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt",
-             w.title AS "itemTitle", CASE WHEN w.id IS NULL THEN NULL ELSE ${STAGE_SQL} END AS "itemStage",
-             a.question
-        FROM claimed c
-        JOIN webhooks h ON h.id = c.webhook_id
-        LEFT JOIN events e ON e.sequence = c.event_sequence
-        LEFT JOIN work_items w ON w.id = e.work_item_id
-        LEFT JOIN attention_requests a ON e.type = 'attention.requested' AND a.id::text = e.data->>'requestId'`;
-    return { claimed: rows.map(toClaimed), capped };
-  });
+         FOR UPDATE SKIP LOCKED
+    ), ranked AS (
+      SELECT c.id, c.next_attempt_at, h.deleted_at IS NOT NULL AS deleted,
+             row_number() OVER (PARTITION BY c.webhook_id ORDER BY c.next_attempt_at) + COALESCE(b.in_flight, 0) AS slot
+        FROM candidates c JOIN webhooks h ON h.id = c.webhook_id LEFT JOIN busy b ON b.webhook_id = c.webhook_id
+    ), taken AS (
+      SELECT id FROM ranked WHERE NOT deleted AND slot <= ${input.perWebhook} ORDER BY next_attempt_at LIMIT ${input.max}
+    ), orphaned AS (
+      UPDATE webhook_deliveries d SET status = 'failed', next_attempt_at = NULL, error = 'webhook deleted'
+        FROM ranked r WHERE r.deleted AND d.id = r.id
+    ), claimed AS (
+      UPDATE webhook_deliveries d
+         SET attempts = d.attempts + 1,
+             next_attempt_at = clock_timestamp() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
+        FROM taken WHERE d.id = taken.id
+      RETURNING d.id, d.webhook_id, d.attempts, d.event_sequence, d.event_type, d.created_at
+    )
+    SELECT c.id::text, c.webhook_id::text AS "webhookId", c.attempts, h.url, h.format,
+           h.secret_ciphertext AS "secretCiphertext", c.created_at AS "deliveryCreatedAt",
+           floor(extract(epoch FROM clock_timestamp()))::int AS "unixSeconds",
+           e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor,
+           e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt",
+           w.title AS "itemTitle", CASE WHEN w.id IS NULL THEN NULL ELSE ${STAGE_SQL} END AS "itemStage",
+           a.question,
+           EXISTS (SELECT 1 FROM ranked WHERE NOT deleted AND slot > ${input.perWebhook}) AS capped
+      FROM claimed c
+      JOIN webhooks h ON h.id = c.webhook_id
+      LEFT JOIN events e ON e.sequence = c.event_sequence
+      LEFT JOIN work_items w ON w.id = e.work_item_id
+      LEFT JOIN attention_requests a ON a.id = CASE
+             WHEN e.type = 'attention.requested' AND e.data->>'requestId' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+             THEN (e.data->>'requestId')::uuid END`;
+  return { claimed: rows.map(toClaimed), capped: rows.some((row) => row.capped) };
 }
 
 export interface AttemptResult {
@@ -163,36 +154,41 @@ export interface AttemptResult {
 }
 
 /**
- * Records one attempt's outcome, only if no later attempt of the delivery has started. A
- * failure is retried after 2 s · 2^(attempt−1), at most 10 min apart, until 24 h after the
- * delivery was created; then it is `failed`. The webhook's health follows its latest attempt.
+ * Records attempts' outcomes in one statement (one commit for a whole batch), each only if no
+ * later attempt of its delivery has started. A failure is retried after 2 s · 2^(attempt−1),
+ * at most 10 min apart, until 24 h after the delivery was created; then it is `failed`. Each
+ * webhook's health follows its latest recorded attempt.
  */
-export async function recordAttempt(db: Db, delivery: { id: string; attempt: number }, result: AttemptResult): Promise<void> {
-  if (result.ok) {
-    await db.$executeRaw`
-      WITH d AS (
-        UPDATE webhook_deliveries
-           SET status = 'delivered', delivered_at = clock_timestamp(), next_attempt_at = NULL,
-               response_status = ${result.responseStatus}, response_body = ${result.responseBody}, error = NULL
-         WHERE id = ${delivery.id}::uuid AND attempts = ${delivery.attempt}
-        RETURNING webhook_id, delivered_at
-      )
-      UPDATE webhooks h SET last_delivered_at = GREATEST(h.last_delivered_at, d.delivered_at), failing = false, last_error = NULL
-        FROM d WHERE h.id = d.webhook_id`;
-    return;
-  }
+export async function recordAttempts(db: Db, results: { delivery: { id: string; attempt: number }; result: AttemptResult }[]): Promise<void> {
+  if (results.length === 0) return;
+  const column = <T>(pick: (entry: (typeof results)[number]) => T) => results.map(pick);
   await db.$executeRaw`
-    WITH d AS (
-      UPDATE webhook_deliveries
-         SET status = CASE WHEN clock_timestamp() >= created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
-             next_attempt_at = CASE WHEN clock_timestamp() >= created_at + interval '24 hours' THEN NULL
-                 ELSE LEAST(clock_timestamp() + make_interval(secs => LEAST(2 * power(2, LEAST(attempts - 1, 20)), 600)),
-                            created_at + interval '24 hours') END,
-             response_status = ${result.responseStatus}, response_body = ${result.responseBody}, error = ${result.error}
-       WHERE id = ${delivery.id}::uuid AND attempts = ${delivery.attempt}
-      RETURNING webhook_id, error
+    WITH r AS (
+      SELECT * FROM unnest(${column((e) => e.delivery.id)}::uuid[], ${column((e) => e.delivery.attempt)}::int[],
+                           ${column((e) => e.result.ok)}::boolean[], ${column((e) => e.result.responseStatus)}::int[],
+                           ${column((e) => e.result.responseBody)}::text[], ${column((e) => e.result.error)}::text[])
+             WITH ORDINALITY AS r(id, attempt, ok, response_status, response_body, error, n)
+    ), recorded AS (
+      UPDATE webhook_deliveries d
+         SET status = CASE WHEN r.ok THEN 'delivered'
+                           WHEN clock_timestamp() >= d.created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
+             delivered_at = CASE WHEN r.ok THEN clock_timestamp() END,
+             next_attempt_at = CASE WHEN r.ok OR clock_timestamp() >= d.created_at + interval '24 hours' THEN NULL
+                 ELSE LEAST(clock_timestamp() + make_interval(secs => LEAST(2 * power(2, LEAST(d.attempts - 1, 20)), 600)),
+                            d.created_at + interval '24 hours') END,
+             response_status = r.response_status, response_body = r.response_body, error = r.error
+        FROM r
+       WHERE d.id = r.id AND d.attempts = r.attempt
+      RETURNING d.webhook_id, d.delivered_at, r.ok, r.error, r.n
+    ), latest AS (
+      SELECT DISTINCT ON (webhook_id) webhook_id, ok, error,
+             max(delivered_at) OVER (PARTITION BY webhook_id) AS delivered_at
+        FROM recorded ORDER BY webhook_id, n DESC
     )
-    UPDATE webhooks h SET failing = true, last_error = d.error FROM d WHERE h.id = d.webhook_id`;
+    UPDATE webhooks h
+       SET last_delivered_at = GREATEST(h.last_delivered_at, latest.delivered_at),
+           failing = NOT latest.ok, last_error = CASE WHEN latest.ok THEN NULL ELSE latest.error END
+      FROM latest WHERE h.id = latest.webhook_id`;
 }
 
 async function readTruncated(response: Response): Promise<string> {
@@ -265,8 +261,8 @@ function networkError(error: unknown): string {
  * resolves when all are recorded.
  */
 export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
-  const concurrency = options.concurrency ?? 16;
-  const perWebhook = options.perWebhook ?? 4;
+  const concurrency = options.concurrency ?? 32;
+  const perWebhook = options.perWebhook ?? 8;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
   const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const onError = options.onError ?? ((error: unknown) => console.error("[work-graph] webhook dispatcher:", error));
@@ -276,13 +272,32 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
 
+  // Outcomes are written in batches: one commit records every attempt that ended meanwhile.
+  let unrecorded: Parameters<typeof recordAttempts>[1] = [];
+  let recording: Promise<void> | null = null;
+  const drain = async () => {
+    while (unrecorded.length > 0) {
+      const batch = unrecorded;
+      unrecorded = [];
+      try {
+        await recordAttempts(db, batch);
+      } catch (error) {
+        onError(error); // their attempt leases run out and the deliveries are tried again
+      }
+    }
+  };
+  const flush = (): Promise<void> => {
+    recording ??= drain().finally(() => {
+      recording = null;
+      if (unrecorded.length > 0) void flush();
+    });
+    return recording;
+  };
+
   const deliver = async (delivery: ClaimedDelivery) => {
     const result = await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs, signal: stopping.signal });
-    try {
-      await recordAttempt(db, delivery, result);
-    } catch (error) {
-      onError(error); // the attempt lease runs out and the delivery is tried again
-    }
+    unrecorded.push({ delivery, result });
+    void flush();
   };
 
   const start = (delivery: ClaimedDelivery) => {
@@ -336,6 +351,7 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
       stopping.abort();
       await pumping;
       await Promise.all([...inFlight]);
+      await flush();
     },
   };
 }

@@ -12,7 +12,7 @@ const errors: unknown[] = [];
 beforeAll(async () => {
   database = await createTestDatabase();
   receiver = await startReceiver();
-  // The production defaults: 10 s timeout, 16 attempts per instance, 4 per webhook.
+  // The production defaults: 10 s timeout, 32 attempts per instance, 8 per webhook.
   dispatcher = startWebhookDispatcher(database.db, { publicUrl: "http://localhost:3000", onError: (error) => errors.push(error) });
 });
 afterAll(async () => {
@@ -27,18 +27,18 @@ describe("a receiver that hangs", () => {
     const { admin, operator } = await actors(database);
     // Every first attempt hangs (holding all of this webhook's slots); later ones answer.
     const slow = await admin.webhooks.create({
-      url: receiver.on("/hang", (n) => (n < 6 ? "hang" : { status: 200 })),
+      url: receiver.on("/hang", (n) => (n < 10 ? "hang" : { status: 200 })),
       events: ["work_item.created"],
     });
-    for (let i = 0; i < 6; i++) await operator.workItems.create({ id: `hang-${i}`, title: `hanging ${i}` });
-    await waitFor("the slow receiver's slots to fill", () => receiver.at("/hang").length >= 4, 5_000);
+    for (let i = 0; i < 10; i++) await operator.workItems.create({ id: `hang-${i}`, title: `hanging ${i}` });
+    await waitFor("the slow receiver's slots to fill", () => receiver.at("/hang").length >= 8, 5_000);
 
     const fast = await admin.webhooks.create({ url: receiver.on("/fast", () => ({ status: 200 })), events: ["work_item.priority_changed"] });
     const committedAt = Date.now();
     await operator.workItems.setPriority({ id: "hang-0", priority: 5 });
     const [fastRequest] = await waitFor("the other webhook's delivery", () => receiver.at("/fast").length === 1 && receiver.at("/fast"), 3_000);
     expect(fastRequest!.at - committedAt).toBeLessThan(3_000);
-    expect(receiver.at("/hang").length).toBe(4); // still hanging, none answered yet
+    expect(receiver.at("/hang").length).toBe(8); // its 8 slots still hang, the other 2 wait
     expect((await admin.webhooks.deliveries({ webhookId: fast.id }))[0]).toMatchObject({ status: "delivered" });
 
     const firstHang = receiver.at("/hang")[0]!;
@@ -52,7 +52,7 @@ describe("a receiver that hangs", () => {
 
     await waitFor("every hanging delivery retried and delivered", async () => {
       const rows = await admin.webhooks.deliveries({ webhookId: slow.id });
-      return rows.length === 6 && rows.every((d) => d.status === "delivered");
+      return rows.length === 10 && rows.every((d) => d.status === "delivered");
     }, 60_000);
     const retried = receiver.at("/hang").filter((r) => r.headers["x-work-graph-delivery"] === firstHang.headers["x-work-graph-delivery"]);
     expect(retried.length).toBe(2);
