@@ -15,13 +15,12 @@ const CANDIDATES_PER_CLAIM = 100;
 export interface DispatcherOptions {
   /** Base of the item links in bodies (WORK_GRAPH_PUBLIC_URL). */
   publicUrl: string;
-  /** Attempts in flight in this instance, over all webhooks (default 32). */
+  /** Attempts in flight in this instance, over all webhooks (default 64). */
   concurrency?: number;
-  /** Attempts in flight in this instance for one webhook (default 8), so a slow receiver cannot take every slot. */
+  /** Attempts in flight in this instance for one webhook (default 16), so a slow receiver cannot take every slot. */
   perWebhook?: number;
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
-  timeoutMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -261,10 +260,9 @@ function networkError(error: unknown): string {
  * resolves when all are recorded.
  */
 export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
-  const concurrency = options.concurrency ?? 32;
-  const perWebhook = options.perWebhook ?? 8;
+  const concurrency = options.concurrency ?? 64;
+  const perWebhook = options.perWebhook ?? 16;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
-  const timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
   const onError = options.onError ?? ((error: unknown) => console.error("[work-graph] webhook dispatcher:", error));
   const stopping = new AbortController();
   const busy = new Map<string, number>();
@@ -295,7 +293,7 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   };
 
   const deliver = async (delivery: ClaimedDelivery) => {
-    const result = await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs, signal: stopping.signal });
+    const result = await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal });
     unrecorded.push({ delivery, result });
     void flush();
   };
