@@ -25,6 +25,7 @@ import { listWorkItems, queue } from "../server/queries/work-items";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
 import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
+import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
 import {
   agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
@@ -37,13 +38,16 @@ const config = {
   ...(smoke
     ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3, cascade: 1_000, waiters: 40, waiterSingles: 10 }
     : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3, cascade: 20_000, waiters: 1_000, waiterSingles: 200 }),
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
+  webhookRate: 100,
+  webhookSeconds: smoke ? 1 : 20,
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters,webhooks --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters", "webhooks"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -451,6 +455,12 @@ async function main() {
       await dropDatabase(server.adminUrl, "bench_fanout");
       log(`release of a blocker with ${fan.dependents} dependents: ${fan.releaseMs.toFixed(1)} ms (${fan.readyAfter} ready)`);
     }
+    let webhooks: WebhookLatencyResult | null = null;
+    if (parts.has("webhooks")) {
+      webhooks = await webhookLatency(await createDatabase(server.adminUrl, "bench_webhooks", template), { eventsPerSecond: config.webhookRate, seconds: config.webhookSeconds });
+      await dropDatabase(server.adminUrl, "bench_webhooks");
+      log(`webhook latency at ${webhooks.achievedPerSecond.toFixed(0)} events/s: p50 ${webhooks.p50Ms.toFixed(0)} ms, p99 ${webhooks.p99Ms.toFixed(0)} ms (${webhooks.delivered}/${webhooks.committed} delivered)`);
+    }
 
     let waiters: WaiterResult | null = null;
     if (parts.has("waiters")) {
@@ -467,6 +477,7 @@ async function main() {
       cascade: cascaded,
       fanout: fan,
       waiters,
+      webhooks,
       targets: targets(throughput, scales, fan, cascaded),
     };
     const markdown = renderMarkdown(report);
@@ -545,6 +556,7 @@ function renderMarkdown(report: {
   cascade: CascadeResult | null;
   fanout: FanoutResult | null;
   waiters: WaiterResult | null;
+  webhooks: WebhookLatencyResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -606,6 +618,12 @@ function renderMarkdown(report: {
       ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`
       : "Releasing a blocker with many dependents: not run.",
     ...renderWaiters(report.waiters),
+    "",
+    "### Webhook delivery latency (commit → receiver)",
+    "",
+    report.webhooks
+      ? `${report.webhooks.eventsPerSecond} events/s asked (${report.webhooks.achievedPerSecond.toFixed(0)} achieved) for ${report.webhooks.seconds} s, one webhook, one dispatcher (defaults), local receiver: p50 ${report.webhooks.p50Ms.toFixed(0)} ms, p99 ${report.webhooks.p99Ms.toFixed(0)} ms, max ${report.webhooks.maxMs.toFixed(0)} ms; ${report.webhooks.delivered} of ${report.webhooks.committed} delivered.`
+      : "Not run.",
     "",
     "### Targets",
     "",

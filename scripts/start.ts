@@ -1,7 +1,7 @@
 /**
  * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
- * when missing or stale, the HTTP server with the dashboard and /api/trpc, and the expiry
- * sweep. `--api-only` serves /api without the dashboard (no build).
+ * when missing or stale, the HTTP server with the dashboard and /api/trpc, the expiry
+ * sweep and the webhook dispatcher. `--api-only` serves /api without the dashboard (no build).
  *
  * Lifecycle (docs/operations.md): the embedded PostgreSQL is supervised (restarted with backoff
  * if it dies); SIGINT/SIGTERM — or the death of the npm that launched us — drains in-flight
@@ -13,7 +13,7 @@ import http from "node:http";
 import path from "node:path";
 import next from "next";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { sweepIntervalMs } from "../server/config";
+import { publicUrl, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
@@ -23,6 +23,8 @@ import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly } from "../server/process/api-only";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
+import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
+import { ensureSecretKey } from "../server/webhooks/secret-box";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
@@ -118,6 +120,7 @@ async function main() {
     await embedded?.stop();
     throw error;
   });
+  ensureSecretKey();
 
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   let app: ReturnType<typeof next> | undefined;
@@ -170,6 +173,7 @@ async function main() {
       noteDatabaseUp();
     },
   );
+  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl() });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc (no dashboard)` : `dashboard  ${url}`);
@@ -207,6 +211,7 @@ async function main() {
     if (inFlight > 0) log(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
     server.closeAllConnections();
     await withTimeout(sweeper.stop(), 5_000);
+    await withTimeout(webhooks.stop(), 5_000);
     if (app) await withTimeout(app.close(), 5_000);
     await withTimeout(db.$disconnect(), 5_000);
     await withTimeout(getDb().$disconnect(), 5_000);

@@ -24,3 +24,9 @@ export function maxConsecutiveExpiries(): number {
   const value = raw === undefined || raw === "" ? 3 : Number(raw);
   return Number.isInteger(value) && value > 0 ? value : 0;
 }
+
+/** Base of the dashboard links in webhook bodies. */
+export function publicUrl(): string {
+  const value = process.env.WORK_GRAPH_PUBLIC_URL || `http://localhost:${process.env.PORT ?? 3000}`;
+  return value.replace(/\/+$/, "");
+}

@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useId, useState, type FormEvent } from "react";
+import { AttentionAlerts } from "./attention-alerts";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import type { InboxEntry, Stage } from "./types";
@@ -215,6 +216,7 @@ export function AttentionInbox({ initialTab }: { initialTab: "open" | "resolved"
     <>
       <div className="page-head">
         <h1>Attention inbox</h1>
+        <AttentionAlerts />
         <div className="segmented" role="group" aria-label="Show requests">
           <button type="button" aria-pressed={current === "open"} onClick={() => setTab("")}>
             Open

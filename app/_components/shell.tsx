@@ -8,6 +8,7 @@ import { observeServerClock, useServerNow } from "./clock";
 import { CSRF_HEADER } from "./constants";
 import { clockTime } from "./format";
 import { useTRPC } from "./trpc";
+import { ADMIN_NAV } from "./admin-nav";
 
 const NAV = [
   { href: "/", label: "Overview" },
@@ -85,7 +86,7 @@ export function Shell({ actor, role, children }: { actor: string; role: string; 
           </Link>
           <nav aria-label="Main">
             <ul>
-              {NAV.map(({ href, label }) => (
+              {[...NAV, ...(role === "admin" ? ADMIN_NAV : [])].map(({ href, label }) => (
                 <li key={href}>
                   <Link href={href} aria-current={isCurrent(pathname, href) ? "page" : undefined}>
                     {label}

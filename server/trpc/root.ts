@@ -3,6 +3,7 @@ import { attentionRouter } from "./routers/attention";
 import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { dashboardRouter, eventsRouter, notesRouter, tokensRouter } from "./routers/misc";
+import { webhooksRouter } from "./routers/webhooks";
 import { workItemsRouter } from "./routers/work-items";
 import { workersRouter } from "./routers/workers";
 
@@ -16,6 +17,7 @@ export const appRouter = router({
   dashboard: dashboardRouter,
   tokens: tokensRouter,
   workers: workersRouter,
+  webhooks: webhooksRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,2 @@
+/** Nav entries only admins see (app/_components/shell.tsx appends them for the admin role). */
+export const ADMIN_NAV = [{ href: "/webhooks", label: "Webhooks" }] as const;

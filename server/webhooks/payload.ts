@@ -1,0 +1,77 @@
+import { createHmac, randomBytes } from "node:crypto";
+import type { WorkGraphEvent } from "../domain/types";
+
+export type WebhookFormat = "json" | "slack";
+
+export const TEST_EVENT_TYPE = "webhook.test";
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64url")}`;
+}
+
+/** `x-work-graph-signature`: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">. */
+export function signatureHeader(secret: string, unixSeconds: number, rawBody: string): string {
+  const mac = createHmac("sha256", secret).update(`${unixSeconds}.${rawBody}`).digest("hex");
+  return `t=${unixSeconds},v1=${mac}`;
+}
+
+export interface ItemSummary {
+  id: string;
+  title: string;
+  stage: string;
+}
+
+/** What one delivery says: the event (or a test), its item as of the attempt, and a question or answer for attention events. */
+export interface DeliveryContent {
+  event: WorkGraphEvent;
+  workItem: ItemSummary | null;
+  question: string | null;
+}
+
+export function itemUrl(publicUrl: string, workItemId: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}/items/${encodeURIComponent(workItemId)}`;
+}
+
+/** Body of the `json` format: the Event plus `workItem` and the item's dashboard `url`. */
+export function jsonBody(content: DeliveryContent, publicUrl: string) {
+  const { event, workItem } = content;
+  return {
+    ...event,
+    workItem,
+    url: event.workItemId ? itemUrl(publicUrl, event.workItemId) : publicUrl,
+  };
+}
+
+// Slack "mrkdwn" reserves &, < and > (links are <url|label>).
+const slackEscape = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const quoted = (text: string) => `“${slackEscape(clip(text.replace(/\s+/g, " ").trim(), 200))}”`;
+
+/** One line a person understands at a glance: who, does what, about which item (linked). */
+export function slackText(content: DeliveryContent, publicUrl: string): string {
+  const { event, workItem, question } = content;
+  if (event.type === TEST_EVENT_TYPE) return `Work Graph test message from ${slackEscape(event.actor)}: this webhook works.`;
+  const link = `<${itemUrl(publicUrl, event.workItemId)}|${slackEscape(clip(workItem?.title ?? event.workItemId, 120)).replaceAll("|", "¦")}>`;
+  const who = slackEscape(event.actor);
+  const data = event.data as Record<string, unknown>;
+  switch (event.type) {
+    case "attention.requested":
+      return `:raising_hand: ${who} asks about ${link}${data.blocking === false ? "" : " (blocking)"}: ${question ? quoted(question) : "see the item"}`;
+    case "attention.resolved":
+      return `:white_check_mark: ${who} answered on ${link}: ${typeof data.resolution === "string" ? quoted(data.resolution) : "resolved"}`;
+    case "lease.claimed":
+      return `${who} claimed ${link}${event.epoch ? ` (epoch ${event.epoch})` : ""}`;
+    case "lease.ended":
+      return `${who}'s lease on ${link} ended: ${slackEscape(String(data.outcome ?? "ended"))}`;
+    case "work_item.created":
+      return `${who} created ${link}`;
+    case "work_item.status_changed":
+      return `${who} set ${link} to ${slackEscape(String(data.to ?? data.status ?? "a new status"))}`;
+    default:
+      return `${who}: ${slackEscape(event.type)} on ${link}`;
+  }
+}
+
+export function renderBody(format: WebhookFormat, content: DeliveryContent, publicUrl: string): string {
+  return JSON.stringify(format === "slack" ? { text: slackText(content, publicUrl) } : jsonBody(content, publicUrl));
+}
