@@ -10,6 +10,7 @@ import {
 } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { continuitySeconds } from "../config";
+import { countClaim, timeClaim } from "../metrics";
 
 export interface ClaimInput {
   workItemId?: string;
@@ -103,7 +104,7 @@ async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, duratio
     WITH picked AS (SELECT id, last_epoch FROM work_items WHERE id = ${itemId}),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT ${CLAIM_RESULT}`;
-  return toClaimResult(row!);
+  return countClaim(tx, toClaimResult(row!));
 }
 
 /**
@@ -124,7 +125,7 @@ async function claimNext(tx: Tx, workerId: string, parentId: string | undefined,
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
   if (!row?.pickedId) return null;
-  if (row.lease) return toClaimResult(row as ClaimRow);
+  if (row.lease) return countClaim(tx, toClaimResult(row as ClaimRow));
   return leaseLockedItem(tx, row.pickedId, workerId, durationSeconds);
 }
 
@@ -140,12 +141,12 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
 }
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
-  return inTransaction(db, (tx) =>
+  return timeClaim(() => inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
       input.workItemId !== undefined
         ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
         : claimNext(tx, workerId, input.parentId, input.durationSeconds),
     ),
-  );
+  ));
 }
 

@@ -1,5 +1,7 @@
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import type { Db } from "../db";
+import { observeTrpcRequest } from "../http/observe";
+import { newRequestId } from "../http/request-id";
 import { createContext } from "./init";
 import { appRouter } from "./root";
 
@@ -19,13 +21,17 @@ async function withJsonBody(request: Request): Promise<Request> {
 /** The one HTTP entry point: Next's route handler and the test server both call it. */
 export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (error: unknown) => void): Promise<Response> {
   const request = await withJsonBody(incoming);
-  return fetchRequestHandler({
+  const requestId = newRequestId();
+  const observed = observeTrpcRequest(request, requestId);
+  const response = await fetchRequestHandler({
     endpoint: "/api/trpc",
     req: request,
     router: appRouter,
-    createContext: () => createContext(db, { headers: request.headers, method: request.method }),
-    onError: ({ error }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") (onError ?? console.error)(error.cause ?? error);
+    createContext: async () => observed.context(await createContext(db, { headers: request.headers, method: request.method, requestId })),
+    onError: ({ error, path }) => {
+      observed.failed(path, error);
+      if (error.code === "INTERNAL_SERVER_ERROR") onError?.(error.cause ?? error);
     },
   });
+  return observed.finish(response);
 }

@@ -13,11 +13,13 @@ export const CSRF_HEADER = "x-work-graph-csrf";
 export interface Context {
   db: Db;
   caller: Caller | null;
+  requestId: string;
 }
 
 export interface RequestInfo {
   headers: Headers;
   method: string;
+  requestId: string;
 }
 
 function cookieValue(header: string | null, name: string): string | null {
@@ -36,16 +38,17 @@ function cookieValue(header: string | null, name: string): string | null {
 export async function createContext(db: Db, request: RequestInfo): Promise<Context> {
   const authorization = request.headers.get("authorization");
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  if (bearer) return { db, caller: await authenticate(db, bearer) };
+  const { requestId } = request;
+  if (bearer) return { db, requestId, caller: await authenticate(db, bearer) };
   const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (session) {
-    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, caller: null };
-    return { db, caller: await authenticate(db, session) };
+    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, requestId, caller: null };
+    return { db, requestId, caller: await authenticate(db, session) };
   }
-  return { db, caller: null };
+  return { db, requestId, caller: null };
 }
 
-function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
+export function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
   const cause = error.cause;
   if (cause instanceof WorkGraphError) return { reason: cause.reason, detail: cause.detail };
   switch (error.code) {

@@ -7,12 +7,14 @@ import type { Caller, Role } from "../../server/domain/types";
 import { authenticate } from "../../server/auth/tokens";
 import { createCaller, type AppRouter } from "../../server/trpc/root";
 import { handleTrpcRequest } from "../../server/trpc/http";
+import { newRequestId } from "../../server/http/request-id";
+import { handleMetricsRequest } from "../../server/http/metrics";
 
 /** In-process tRPC caller acting with a freshly minted token of `role`. */
 export async function callerAs(db: Db, role: Role, workerId?: string) {
   const { token } = await createToken(db, { role, workerId, label: `test-${role}` });
   const caller = (await authenticate(db, token)) as Caller;
-  return { token, caller, api: createCaller({ db, caller }) };
+  return { token, caller, api: createCaller({ db, caller, requestId: newRequestId() }) };
 }
 
 export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
@@ -35,7 +37,7 @@ export async function startTestServer(db: Db) {
       headers,
       body: req.method === "GET" || req.method === "HEAD" ? undefined : Buffer.concat(chunks),
     });
-    const response = await handleTrpcRequest(db, request);
+    const response = req.url?.startsWith("/api/metrics") ? await handleMetricsRequest(db, request) : await handleTrpcRequest(db, request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
