@@ -14,6 +14,7 @@ const NAV = [
   { href: "/items", label: "Items" },
   { href: "/leases", label: "Leases" },
   { href: "/attention", label: "Attention" },
+  { href: "/activity", label: "Activity" },
 ] as const;
 
 function isCurrent(pathname: string, href: string) {
