@@ -14,6 +14,7 @@ import { createDb } from "../server/db";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../server/database/embedded";
 import { migrateDeploy, projectRoot } from "../server/database/migrate";
 import { startExpirySweeper } from "../server/operations/sweep";
+import { logger } from "../server/log";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
@@ -74,7 +75,7 @@ async function main() {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
-  const sweeper = startExpirySweeper(db, sweepIntervalMs(), (error) => console.error("[work-graph] expiry sweep failed:", error));
+  const sweeper = startExpirySweeper(db, sweepIntervalMs(), (error) => logger().error({ err: error }, "expiry sweep failed"));
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(`dashboard  ${url}`);

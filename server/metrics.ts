@@ -7,8 +7,8 @@ import { summary, type Summary } from "./queries/dashboard";
  * Prometheus metrics (docs/api.md "Metrics"). Counters and histograms are per app instance and
  * are moved where the work happens, through the small functions below, after the transaction
  * that did the work commits (a rolled-back or replayed attempt counts nothing). Gauges read the
- * database through dashboard.summary's query, cached briefly so a scrape costs at most its two
- * queries.
+ * database (dashboard.summary's two queries and one index probe), cached briefly, so a scrape
+ * costs at most those three queries however often it comes.
  */
 
 const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
@@ -67,6 +67,11 @@ function createMetrics() {
       registers,
     }),
     attentionOpen: new client.Gauge({ name: "work_graph_attention_open", help: "Open attention requests.", registers }),
+    attentionOldestOpen: new client.Gauge({
+      name: "work_graph_attention_oldest_open_seconds",
+      help: "Age of the oldest open attention request (0 when none is open).",
+      registers,
+    }),
     leasesActive: new client.Gauge({ name: "work_graph_leases_active", help: "Live leases.", registers }),
     // Waiter gauges (long-polling claims and attention waits) and
     // work_graph_webhook_deliveries_total{status} are registered here when those features land.
@@ -142,19 +147,36 @@ function gaugeCacheMs(): number {
   return Number.isFinite(value) && value >= 0 ? value : 5000;
 }
 
-let gaugeRead: { at: number; pending: Promise<Summary> } | undefined;
+interface GaugeValues {
+  summary: Summary;
+  oldestOpenAttentionSeconds: number;
+}
+
+/** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
+async function readGauges(db: Db): Promise<GaugeValues> {
+  const [current, [oldest]] = await Promise.all([
+    summary(db),
+    db.$queryRaw<{ seconds: number }[]>`
+      SELECT coalesce(extract(epoch FROM statement_timestamp() - min(created_at)), 0)::float8 AS seconds
+        FROM attention_requests WHERE status = 'open'`,
+  ]);
+  return { summary: current, oldestOpenAttentionSeconds: oldest!.seconds };
+}
+
+let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
 
 /** Reads the gauges' values; concurrent scrapes within the cache window share one read. */
 async function refreshGauges(db: Db): Promise<void> {
   const now = Date.now();
   if (!gaugeRead || now - gaugeRead.at >= gaugeCacheMs()) {
-    gaugeRead = { at: now, pending: summary(db) };
+    gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }
-  const current = await gaugeRead.pending;
+  const { summary: current, oldestOpenAttentionSeconds } = await gaugeRead.pending;
   const m = metrics();
   for (const [stage, count] of Object.entries(current.stages)) m.items.set({ stage }, count);
   m.attentionOpen.set(current.openAttention);
+  m.attentionOldestOpen.set(oldestOpenAttentionSeconds);
   m.leasesActive.set(current.activeLeases);
 }
 

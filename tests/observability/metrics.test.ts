@@ -46,6 +46,7 @@ const REQUIRED: [string, MetricFamily["type"]][] = [
   ["work_graph_fenced_total", "COUNTER"],
   ["work_graph_items", "GAUGE"],
   ["work_graph_attention_open", "GAUGE"],
+  ["work_graph_attention_oldest_open_seconds", "GAUGE"],
   ["work_graph_claim_seconds", "HISTOGRAM"],
   ["work_graph_lease_held_seconds", "HISTOGRAM"],
   ["work_graph_attention_wait_seconds", "HISTOGRAM"],
@@ -224,6 +225,11 @@ describe("gauges", () => {
     expect(sample(scraped, "work_graph_attention_open")).toBe(summary.openAttention);
     expect(summary.openAttention).toBeGreaterThan(0);
     expect(sample(scraped, "work_graph_leases_active")).toBe(summary.activeLeases);
+    // The oldest open request: the one raised above (the other one of this file was answered).
+    const [oldest] = (await operator.api.attention.list({ status: "open" })).items;
+    const age = (Date.parse(summary.now) - Date.parse(oldest!.createdAt)) / 1000;
+    expect(sample(scraped, "work_graph_attention_oldest_open_seconds")).toBeGreaterThanOrEqual(age);
+    expect(sample(scraped, "work_graph_attention_oldest_open_seconds")).toBeLessThan(age + 60);
     expect(summary.stages.blocked).toBeGreaterThan(0);
     expect(lease.workItemId).toBe("gauge-ready-00002");
   });
