@@ -18,6 +18,7 @@ import { release } from "../server/operations/finish";
 import { summary } from "../server/queries/dashboard";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
+import { observability, renderObservability, type ObservabilityResult } from "./observability";
 import {
   agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
@@ -30,12 +31,12 @@ const config = {
   ...(smoke
     ? { windowMs: 300, warmupMs: 100, runs: 1, workers: [2], scales: [1_000], samples: 20, dependents: 100, blockers: 1, contenderSeconds: 0.3 }
     : { windowMs: 3_000, warmupMs: 500, runs: 3, workers: [1, 4, 16, 64], scales: [1_000, 10_000, 100_000], samples: 300, dependents: 1_000, blockers: 3, contenderSeconds: 3 }),
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout --workers=16 --scales=1000,100000 --runs=1
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,observability --workers=16 --scales=1000,100000 --runs=1
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "observability"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -366,12 +367,21 @@ async function main() {
       log(`release of a blocker with ${fan.dependents} dependents: ${fan.releaseMs.toFixed(1)} ms (${fan.readyAfter} ready)`);
     }
 
+    let observed: ObservabilityResult | null = null;
+    if (parts.has("observability")) {
+      const [items, events] = smoke ? [1_000, 10_000] : [100_000, 1_000_000];
+      observed = await observability(await createDatabase(server.adminUrl, "bench_observability", template), items, events, config.samples);
+      await dropDatabase(server.adminUrl, "bench_observability");
+      log(`scrape p50 ${observed.scrapeUncachedP50.toFixed(2)} ms; activity p50 ${Object.entries(observed.activity).map(([range, v]) => `${range} ${v.p50.toFixed(1)} ms`).join(", ")}`);
+    }
+
     const report = {
       facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
       config,
       throughput,
       scales,
       fanout: fan,
+      observability: observed,
       targets: targets(throughput, scales, fan),
     };
     const markdown = renderMarkdown(report);
@@ -435,6 +445,7 @@ function renderMarkdown(report: {
   throughput: Record<Row, Record<number, Measurement>>;
   scales: ScaleResult[];
   fanout: FanoutResult | null;
+  observability: ObservabilityResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -483,6 +494,8 @@ function renderMarkdown(report: {
     report.fanout
       ? `Releasing a blocker with ${report.fanout.dependents.toLocaleString("en")} dependents: ${report.fanout.releaseMs.toFixed(1)} ms (median of ${report.fanout.runs.length}: ${report.fanout.runs.map((r) => r.toFixed(1)).join(", ")}); ${report.fanout.readyAfter} of them ready and ${report.fanout.claimableAfter} claimable right after the commit.`
       : "Releasing a blocker with many dependents: not run.",
+    "",
+    ...renderObservability(report.observability),
     "",
     "### Targets",
     "",

@@ -68,8 +68,9 @@ describe.each([
     expect(await seriousViolations(page)).toEqual([]);
 
     await page.getByRole("button", { name: "Last week" }).click();
-    await page.getByRole("table", { name: /per 6 hours/ }).waitFor({ state: "attached" });
-    expect(await page.getByRole("table", { name: /per 6 hours/ }).getByRole("row").count()).toBe(29);
+    const week = page.getByRole("table", { name: /Lease and attention events per 6 hours/ });
+    await week.waitFor({ state: "attached" });
+    expect(await week.getByRole("row").count()).toBe(29);
     await context.close();
   });
 });
