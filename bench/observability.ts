@@ -27,11 +27,12 @@ const DAYS = 90;
  */
 async function seedEvents(url: string, count: number) {
   await sql(url, `
-    WITH ids AS (SELECT array_agg(id ORDER BY id) AS ids FROM work_items)
+    WITH items AS (SELECT id, (row_number() OVER (ORDER BY id) - 1)::int AS n FROM work_items),
+    total AS (SELECT count(*)::int AS c FROM items)
     INSERT INTO events (work_item_id, type, actor, epoch, data, created_at)
-    SELECT ids[1 + (g % cardinality(ids))], kind.type, 'bench', 1 + (g % 3), kind.data,
+    SELECT items.id, kind.type, 'bench', 1 + (g % 3), kind.data,
            now() - make_interval(secs => (g::float8 / ${count}) * ${DAYS} * 86400)
-      FROM ids, generate_series(1, ${count}) g,
+      FROM total, generate_series(1, ${count}) g JOIN items ON items.n = g % (SELECT c FROM total),
            LATERAL (SELECT CASE
              WHEN g % 100 < 25 THEN 'lease.claimed'
              WHEN g % 100 < 45 THEN 'lease.ended'
