@@ -46,6 +46,13 @@ interface PercentileRow {
 const COUNTED_TYPES = ["lease.claimed", "lease.ended", "attention.requested"];
 
 /**
+ * Ready → claimed needs a few index probes per claim, so over a busy week it is measured on an
+ * evenly spread sample of at most this many claims (every k-th in sequence order); below it,
+ * on every claim. p50/p90 of 1,000 samples are within a few percentile points.
+ */
+export const READY_WAIT_SAMPLE = 1000;
+
+/**
  * What happened over the last hour, day or week, in equal intervals ending at the database's
  * now: claims, releases, expiries, revocations and attention requests per interval (from the
  * events, through events_type_created_at_idx); p50/p90 of the time from ready to claimed for
@@ -56,7 +63,7 @@ const COUNTED_TYPES = ["lease.claimed", "lease.ended", "attention.requested"];
  * latest of its creation, its previous lease's end, its last blocking attention answer, and
  * the last finish of one of its children or blockers. Blocking by an ancestor's dependency is
  * not traced (it would mean walking the tree per claim), so such waits count from the latest
- * of those moments.
+ * of those moments. Over more than READY_WAIT_SAMPLE claims the percentiles are estimates.
  */
 export async function activity(db: Db, range: ActivityRange): Promise<Activity> {
   const { bucketSeconds, buckets: bucketCount } = ACTIVITY_RANGES[range];
@@ -75,6 +82,12 @@ export async function activity(db: Db, range: ActivityRange): Promise<Activity> 
         FROM events e CROSS JOIN r
        WHERE e.type = ANY(${COUNTED_TYPES}::text[]) AND e.created_at >= r.since AND e.created_at < r.now
        GROUP BY 1
+    ), claims AS (
+      SELECT e.work_item_id, e.epoch, e.created_at, row_number() OVER (ORDER BY e.sequence) AS n, count(*) OVER () AS total
+        FROM events e CROSS JOIN r
+       WHERE e.type = 'lease.claimed' AND e.created_at >= r.since AND e.created_at < r.now
+    ), sampled AS (
+      SELECT * FROM claims WHERE (n - 1) % ceil(total / ${READY_WAIT_SAMPLE}::numeric)::bigint = 0
     ), ready_waits AS (
       SELECT date_bin(r.width, e.created_at, r.since) AS start,
              greatest(0, extract(epoch FROM e.created_at - greatest(
@@ -87,8 +100,7 @@ export async function activity(db: Db, range: ActivityRange): Promise<Activity> 
                (SELECT max(b.updated_at) FROM dependencies d JOIN work_items b ON b.id = d.depends_on_id
                  WHERE d.work_item_id = e.work_item_id AND b.status <> 'open' AND b.updated_at <= e.created_at)
              )))::float8 AS seconds
-        FROM events e CROSS JOIN r JOIN work_items w ON w.id = e.work_item_id
-       WHERE e.type = 'lease.claimed' AND e.created_at >= r.since AND e.created_at < r.now
+        FROM sampled e CROSS JOIN r JOIN work_items w ON w.id = e.work_item_id
     ), attention_waits AS (
       SELECT date_bin(r.width, e.created_at, r.since) AS start,
              extract(epoch FROM a.resolved_at - a.created_at)::float8 AS seconds

@@ -108,3 +108,30 @@ describe("dashboard.activity", () => {
     await expect(api.dashboard.activity({ range: "month" as "day" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
 });
+
+describe("dashboard.activity over many claims", () => {
+  it("estimates ready → claimed from an even sample that matches the exact percentiles closely", async () => {
+    const busy = await createTestDatabase();
+    try {
+      const client = await busy.connect();
+      // 3,000 items created 50 minutes ago, claimed one every half second: waits of 0.5 s … 1,500 s.
+      await client.query(`
+        WITH t0 AS (SELECT clock_timestamp() - interval '50 minutes' AS t)
+        INSERT INTO work_items (id, title, created_at, updated_at) SELECT 'busy-' || g, 'busy', t, t FROM t0, generate_series(1, 3000) g`);
+      await client.query(`
+        INSERT INTO events (work_item_id, type, actor, epoch, created_at)
+        SELECT w.id, 'lease.claimed', 'w', 1, w.created_at + make_interval(secs => split_part(w.id, '-', 2)::int * 0.5)
+          FROM work_items w ORDER BY split_part(w.id, '-', 2)::int`);
+      const { api } = await callerAs(busy.db, "operator");
+      const { totals } = await api.dashboard.activity({ range: "hour" });
+      expect(totals.claims).toBe(3000);
+      // Exact over all 3,000: p50 750.25 s, p90 1,350.05 s.
+      expect(totals.readyToClaimP50).toBeGreaterThan(750.25 * 0.98);
+      expect(totals.readyToClaimP50).toBeLessThan(750.25 * 1.02);
+      expect(totals.readyToClaimP90).toBeGreaterThan(1350.05 * 0.98);
+      expect(totals.readyToClaimP90).toBeLessThan(1350.05 * 1.02);
+    } finally {
+      await busy.close();
+    }
+  });
+});
