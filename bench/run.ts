@@ -26,6 +26,7 @@ import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
 import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
 import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
+import { observability, renderObservability, type ObservabilityResult } from "./observability";
 import {
   agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
@@ -41,13 +42,13 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters,webhooks --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters", "webhooks"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -469,6 +470,14 @@ async function main() {
       log(`waiting claims: wake-up p50 ${waiters.single.p50.toFixed(1)} ms, p99 ${waiters.single.p99.toFixed(1)} ms`);
     }
 
+    let observed: ObservabilityResult | null = null;
+    if (parts.has("observability")) {
+      const [items, events] = smoke ? [1_000, 10_000] : [100_000, 1_000_000];
+      observed = await observability(await createDatabase(server.adminUrl, "bench_observability", template), items, events, config.samples);
+      await dropDatabase(server.adminUrl, "bench_observability");
+      log(`scrape p50 ${observed.scrapeUncachedP50.toFixed(2)} ms; activity p50 ${Object.entries(observed.activity).map(([range, v]) => `${range} ${v.p50.toFixed(1)} ms`).join(", ")}`);
+    }
+
     const report = {
       facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
       config,
@@ -478,6 +487,7 @@ async function main() {
       fanout: fan,
       waiters,
       webhooks,
+      observability: observed,
       targets: targets(throughput, scales, fan, cascaded),
     };
     const markdown = renderMarkdown(report);
@@ -557,6 +567,7 @@ function renderMarkdown(report: {
   fanout: FanoutResult | null;
   waiters: WaiterResult | null;
   webhooks: WebhookLatencyResult | null;
+  observability: ObservabilityResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -624,6 +635,8 @@ function renderMarkdown(report: {
     report.webhooks
       ? `${report.webhooks.eventsPerSecond} events/s asked (${report.webhooks.achievedPerSecond.toFixed(0)} achieved) for ${report.webhooks.seconds} s, one webhook, one dispatcher (defaults), local receiver: p50 ${report.webhooks.p50Ms.toFixed(0)} ms, p99 ${report.webhooks.p99Ms.toFixed(0)} ms, max ${report.webhooks.maxMs.toFixed(0)} ms; ${report.webhooks.delivered} of ${report.webhooks.committed} delivered.`
       : "Not run.",
+    "",
+    ...renderObservability(report.observability),
     "",
     "### Targets",
     "",

@@ -25,6 +25,7 @@ import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
+import { logger } from "../server/log";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
@@ -166,7 +167,7 @@ async function main() {
     sweepMs,
     (error) => {
       if (isDatabaseUnavailable(error)) noteDatabaseDown();
-      else console.error("[work-graph] expiry sweep failed:", error);
+      else logger().error({ err: error }, "expiry sweep failed");
     },
     () => {
       recordSweepPass(sweepMs);

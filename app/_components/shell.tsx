@@ -16,6 +16,7 @@ const NAV = [
   { href: "/leases", label: "Leases" },
   { href: "/workers", label: "Workers" },
   { href: "/attention", label: "Attention" },
+  { href: "/activity", label: "Activity" },
 ] as const;
 
 function isCurrent(pathname: string, href: string) {

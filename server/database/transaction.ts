@@ -22,6 +22,19 @@ export function sqlState(error: unknown): string | undefined {
 const retries = new Map<string, number>();
 export const transactionRetries = (): Record<string, number> => Object.fromEntries(retries);
 
+/** Effects that must happen only once a transaction has committed (in-process counters), per transaction. */
+const commitEffects = new WeakMap<Tx, (() => void)[]>();
+
+/**
+ * Runs `effect` after `tx` commits, exactly once: never for a rolled-back or replayed attempt.
+ * Outside inTransaction (no effects list) it runs at once.
+ */
+export function afterCommit(tx: Tx, effect: () => void): void {
+  const effects = commitEffects.get(tx);
+  if (effects) effects.push(effect);
+  else effect();
+}
+
 /**
  * Runs `work` as one interactive transaction (READ COMMITTED). Operations take row locks in one
  * global order (by id), so deadlocks should not happen; should PostgreSQL still abort one side
@@ -31,7 +44,10 @@ export const transactionRetries = (): Record<string, number> => Object.fromEntri
 export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await db.$transaction(work, { maxWait: 15_000, timeout: 60_000 });
+      const effects: (() => void)[] = [];
+      const result = await db.$transaction((tx) => (commitEffects.set(tx, effects), work(tx)), { maxWait: 15_000, timeout: 60_000 });
+      for (const effect of effects) effect();
+      return result;
     } catch (error) {
       const state = sqlState(error);
       if (attempt >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;

@@ -1,4 +1,5 @@
 import type { Tx } from "../database/transaction";
+import { countLeasesEnded } from "../metrics";
 
 /** Actor recorded on events the service causes by itself (expiry). */
 export const SYSTEM_ACTOR = "system";
@@ -10,11 +11,11 @@ export const SYSTEM_ACTOR = "system";
  */
 export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id: string; workItemId: string }[]> {
   if (itemIds.length === 0) return [];
-  return tx.$queryRaw<{ id: string; workItemId: string }[]>`
+  const ended = await tx.$queryRaw<{ id: string; workItemId: string; acquiredAt: Date; endedAt: Date }[]>`
     WITH ended AS (
       UPDATE leases SET ended_at = expires_at, outcome = 'expired'
        WHERE work_item_id = ANY(${itemIds}::text[]) AND ended_at IS NULL AND expires_at <= statement_timestamp()
-      RETURNING id, work_item_id, worker_id, epoch, expires_at
+      RETURNING id, work_item_id, worker_id, epoch, acquired_at, expires_at
     ), cleared AS (
       UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = ended.worker_id
         FROM ended WHERE w.id = ended.work_item_id
@@ -24,5 +25,7 @@ export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id:
              jsonb_build_object('outcome', 'expired', 'workerId', worker_id, 'endedAt', expires_at)
         FROM ended
     )
-    SELECT id::text, work_item_id AS "workItemId" FROM ended`;
+    SELECT id::text, work_item_id AS "workItemId", acquired_at AS "acquiredAt", expires_at AS "endedAt" FROM ended`;
+  countLeasesEnded(tx, "expired", ended);
+  return ended;
 }

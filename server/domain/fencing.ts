@@ -1,6 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
+import { countFenced } from "../metrics";
 import type { Caller } from "./types";
 import { LEASE_COLUMNS, type LeaseRow } from "./views";
 
@@ -59,7 +60,7 @@ async function revocation(tx: Tx, workItemId: string, leaseId: string): Promise<
 export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<never> {
   await lockCurrentLease(tx, caller, leaseId, epoch, requestedWorkerId);
   // The fenced statement found it expired an instant ago; the classification above ran later.
-  throw new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch });
+  throw countFenced("expired", new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch }));
 }
 
 /**
@@ -75,7 +76,7 @@ export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, 
  */
 export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<CurrentLease> {
   const refuse = (kind: string, extra: Record<string, unknown> = {}) =>
-    new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra });
+    countFenced(kind, new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra }));
 
   const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string }[]>`
     SELECT work_item_id AS "workItemId", worker_id AS "workerId" FROM leases WHERE id = ${leaseId}::uuid`;

@@ -6,6 +6,7 @@ import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionKind, AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
 import { ATTENTION_COLUMNS, LEASE_COLUMNS, selectWorkItem, toAttentionRequest, toLease, type LeaseRow } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
+import { countAttentionAnswered, countLeaseEnded } from "../metrics";
 
 export interface AttentionInput {
   leaseId: string;
@@ -47,6 +48,7 @@ export async function requestAttention(db: Db, caller: Caller, input: AttentionI
               FROM l WHERE w.id = l.work_item_id
           )
           SELECT ${LEASE_COLUMNS} FROM l`;
+        countLeaseEnded(tx, ended!);
         endedLease = toLease(ended!);
       }
       await appendEvents(tx, [
@@ -90,6 +92,7 @@ export async function resolveAttention(
       if (!request) {
         throw new WorkGraphError("ALREADY_RESOLVED", `attention request ${input.id} is already resolved`, { id: input.id });
       }
+      countAttentionAnswered(tx, request);
       if (request.blocking) {
         await tx.$executeRaw`
           UPDATE work_items SET blocking_attention_count = blocking_attention_count - 1,

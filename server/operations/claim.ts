@@ -12,6 +12,7 @@ import {
 } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { continuitySeconds } from "../config";
+import { countClaim, timeClaim } from "../metrics";
 
 export interface ClaimInput {
   workItemId?: string;
@@ -109,7 +110,7 @@ async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, duratio
     WITH picked AS (SELECT id, last_epoch FROM work_items WHERE id = ${itemId}),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT ${CLAIM_RESULT}`;
-  return toClaimResult(row!);
+  return countClaim(tx, toClaimResult(row!));
 }
 
 /**
@@ -131,7 +132,7 @@ async function claimNext(tx: Tx, workerId: string, parentId: string | undefined,
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
   if (!row?.pickedId) return null;
-  if (row.lease) return toClaimResult(row as ClaimRow);
+  if (row.lease) return countClaim(tx, toClaimResult(row as ClaimRow));
   // Sent to a person on the way: it is no longer claimable, so the next probe skips it.
   return (await leaseLockedItem(tx, row.pickedId, workerId, durationSeconds)) ?? claimNext(tx, workerId, parentId, durationSeconds);
 }
@@ -153,14 +154,14 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
 }
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
-  const claimed = await inTransaction(db, (tx) =>
+  const claimed = await timeClaim(() => inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
       input.workItemId !== undefined
         ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
         : claimNext(tx, workerId, input.parentId, input.durationSeconds),
       (result) => result !== null,
     ),
-  );
+  ));
   if (!claimed && input.workItemId !== undefined) {
     throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: its leases kept expiring, so it waits for a person`, {
       stage: "needs_attention",

@@ -8,6 +8,7 @@ import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, selectWorkItems, toLease, type LeaseRow } from "../domain/views";
 import { Prisma } from "../generated/prisma/client";
 import { notFound } from "../errors";
+import { countLeaseEnded } from "../metrics";
 import { claimNamedItem } from "./claim";
 
 export interface DecomposeInput {
@@ -51,6 +52,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
                  jsonb_build_object('outcome', 'decomposed', 'workerId', l.worker_id, 'children', ${childIds}::text[]) FROM l
         )
         SELECT ${LEASE_COLUMNS} FROM l`;
+      countLeaseEnded(tx, ended!);
 
       let childLease: Lease | null = null;
       if (input.claimChildId !== undefined) {

@@ -4,6 +4,7 @@ import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStale
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
 import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
+import { countLeaseEnded } from "../metrics";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 
 export interface ReleaseInput {
@@ -68,6 +69,7 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
              ${HAS_UNBLOCKED} AS dependents
         FROM l`;
     if (!row) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
+    countLeaseEnded(tx, row.lease);
     // In its own statement: had the one above waited for a dependent's row (a move or a new
     // child under it), its snapshot would not show the subtree that dependent has now.
     if (row.dependents) await shiftBelowUnblocked(tx, row.lease.workItemId);
@@ -94,6 +96,7 @@ export async function cancel(db: Db, caller: Caller, input: CancelInput): Promis
                jsonb_build_object('outcome', 'cancelled', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
+    countLeaseEnded(tx, ended!);
     await cancelSubtree(tx, item, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
     return { lease: toLease(ended!), workItem: (await selectWorkItem(tx, item.id))! };
   });

@@ -6,6 +6,7 @@ import { readBoundedBody } from "../http/body";
 import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
 import { maxBatchCalls, maxBodyBytes } from "../http/limits";
 import { newRequestId, withRequestId } from "../http/request-id";
+import { observeTrpcRequest } from "../http/observe";
 import { createContext, type Context } from "./init";
 import { appRouter } from "./root";
 import { asUnavailable } from "./unavailable";
@@ -39,7 +40,7 @@ const tooLarge = (limit: number) =>
  * that label (fetch with a string body: text/plain; `curl -d`: form-urlencoded) is read as
  * the JSON it is. Not JSON after all: VALIDATION, like any malformed body.
  */
-async function respond(db: Db, incoming: Request, requestId: string, onError: (error: unknown) => void): Promise<Response> {
+async function respond(db: Db, incoming: Request, requestId: string, observed: ReturnType<typeof observeTrpcRequest>, onError?: (error: unknown) => void): Promise<Response> {
   const url = new URL(incoming.url);
   const path = url.pathname.slice(ENDPOINT.length + 1);
   const calls = url.searchParams.get("batch") === "1" ? path.split(",").length : 1;
@@ -76,9 +77,10 @@ async function respond(db: Db, incoming: Request, requestId: string, onError: (e
     endpoint: ENDPOINT,
     req: request,
     router: appRouter,
-    createContext: () => (context ? context : Promise.reject(asUnavailable(contextFailure))),
-    onError: ({ error }) => {
-      if (error.code === "INTERNAL_SERVER_ERROR") onError(error.cause ?? error);
+    createContext: () => (context ? observed.context(context) : Promise.reject(asUnavailable(contextFailure))),
+    onError: ({ error, path }) => {
+      observed.failed(path, error);
+      if (error.code === "INTERNAL_SERVER_ERROR") onError?.(error.cause ?? error);
     },
   });
 }
@@ -90,9 +92,9 @@ async function respond(db: Db, incoming: Request, requestId: string, onError: (e
  */
 export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (error: unknown) => void): Promise<Response> {
   const requestId = newRequestId();
-  const logFailure = onError ?? ((error: unknown) => console.error(`[work-graph] request ${requestId} failed:`, error));
-  const response = await withRequestId(requestId, () => respond(db, incoming, requestId, logFailure));
-  response.headers.set("x-request-id", requestId);
+  // One log line and the request counters per request, refusals before tRPC included; INTERNAL details go to that log.
+  const observed = observeTrpcRequest(incoming, requestId);
+  const response = await withRequestId(requestId, () => respond(db, incoming, requestId, observed, onError));
   response.headers.set("cache-control", "no-store");
-  return response;
+  return observed.finish(response);
 }

@@ -53,7 +53,7 @@ export async function createContext(db: Db, request: RequestInfo): Promise<Conte
   return { db, requestId, caller: null };
 }
 
-function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
+export function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {
   const cause = error.cause;
   if (cause instanceof WorkGraphError) return { reason: cause.reason, detail: cause.detail };
   switch (error.code) {

@@ -9,6 +9,7 @@ import { authenticate } from "../../server/auth/tokens";
 import { createCaller, type AppRouter } from "../../server/trpc/root";
 import { handleTrpcRequest } from "../../server/trpc/http";
 import { newRequestId } from "../../server/http/request-id";
+import { handleMetricsRequest } from "../../server/http/metrics";
 
 /** In-process tRPC caller acting with a freshly minted token of `role`. */
 export async function callerAs(db: Db, role: Role, workerId?: string) {
@@ -41,7 +42,7 @@ export async function startTestServer(db: Db) {
       duplex: "half",
       signal: aborted.signal,
     } as RequestInit);
-    const response = await handleTrpcRequest(db, request);
+    const response = req.url?.startsWith("/api/metrics") ? await handleMetricsRequest(db, request) : await handleTrpcRequest(db, request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     // Streamed, not buffered: events.stream (SSE) never ends by itself.
     const reader = response.body?.getReader();

@@ -2,6 +2,7 @@ import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { createToken, listTokens, revokeToken, tokenIsLive } from "../../auth/tokens";
 import { WorkGraphError } from "../../errors";
+import { activity } from "../../queries/activity";
 import { summary } from "../../queries/dashboard";
 import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
 import { listEvents } from "../../queries/events";
@@ -71,6 +72,10 @@ export const dashboardRouter = router({
   neighbourhood: authedProcedure
     .input(z.object({ id: workItemRef }))
     .query(({ ctx, input }) => itemNeighbourhood(ctx.db, input.id)),
+  /** Dashboard addition (read-only): events per interval and wait percentiles over the last hour, day or week. */
+  activity: authedProcedure
+    .input(z.object({ range: z.enum(["hour", "day", "week"]).default("day") }).default({ range: "day" }))
+    .query(({ ctx, input }) => activity(ctx.db, input.range)),
 });
 
 const admin = rolesProcedure();

@@ -1,0 +1,27 @@
+import pino, { type Logger } from "pino";
+import pretty from "pino-pretty";
+
+/**
+ * The server's structured log (pino): JSON lines, or human-readable when stdout is a terminal.
+ * Level from WORK_GRAPH_LOG_LEVEL (trace, debug, info, warn, error, fatal, silent; default info).
+ * Nothing logs request headers or bodies; the redaction below is a second guard should a
+ * token ever reach a log call.
+ */
+function createLogger(): Logger {
+  const options: pino.LoggerOptions = {
+    level: process.env.WORK_GRAPH_LOG_LEVEL || "info",
+    base: { service: "work-graph" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: { paths: ["token", "*.token", "authorization", "*.authorization", "cookie", "*.cookie"], censor: "[redacted]" },
+  };
+  // Written through process.stdout (not a raw fd) so whatever captures the process's output sees each line.
+  return process.stdout.isTTY ? pino(options, pretty({ sync: true, colorize: true })) : pino(options, process.stdout);
+}
+
+// One logger per process, shared by Next's bundles and the code `npm start` runs outside Next.
+const globalKey = Symbol.for("work-graph.logger");
+const holder = globalThis as unknown as { [globalKey]?: Logger };
+
+export function logger(): Logger {
+  return (holder[globalKey] ??= createLogger());
+}
