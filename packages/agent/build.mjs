@@ -53,4 +53,4 @@ await mkdir(dist, { recursive: true });
 for (const file of built) await rename(path.join(staging, file), path.join(dist, file));
 for (const file of await readdir(dist)) if (!built.has(file) && !(jsOnly && file.endsWith(".d.ts"))) await rm(path.join(dist, file), { force: true });
 await rm(staging, { recursive: true, force: true });
-process.stdout.write(`@work-graph/agent built into dist/${jsOnly ? " (JavaScript only)" : ""} in ${Math.round(performance.now() - started)} ms\n`);
+process.stderr.write(`@work-graph/agent built into dist/${jsOnly ? " (JavaScript only)" : ""} in ${Math.round(performance.now() - started)} ms\n`);
