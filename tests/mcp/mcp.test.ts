@@ -232,4 +232,18 @@ describe("work-graph mcp", () => {
     expect(reclaimed?.lease.epoch).toBe(2);
     expect(session.stderr()).toBe("");
   });
+
+  it("SIGTERM hands the session's leases back too", async () => {
+    await operator.workItems.create({ id: "mcp-term", title: "Interrupted" });
+    const session = await connect(await agentToken("mcp-terminated"));
+    await call(session, "claim", { workItemId: "mcp-term", durationSeconds: 3600 });
+    const exited = new Promise<void>((resolve) => (session.transport.onclose = () => resolve()));
+    process.kill(session.transport.pid!, "SIGTERM");
+    await exited;
+    const item = await until(async () => {
+      const current = await operator.workItems.get({ id: "mcp-term" });
+      return current.stage === "ready" && current;
+    }, 10_000);
+    expect(item.currentLease).toBeNull();
+  });
 });
