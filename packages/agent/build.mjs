@@ -34,11 +34,21 @@ const started = performance.now();
 // server running from dist/ while a build happens (tests, `npm pack`) never sees half a file.
 const staging = await mkdtemp(path.join(here, ".dist-"));
 await build({
-  input: { index: path.join(here, "src/sdk/index.ts"), cli: path.join(here, "src/cli/main.ts") },
+  input: { index: path.join(here, "src/sdk/index.ts") },
   platform: "node",
   external,
   logLevel: "warn",
-  output: { dir: staging, format: "esm", entryFileNames: "[name].js", chunkFileNames: "[name].js" },
+  output: { dir: staging, format: "esm", entryFileNames: "[name].js" },
+});
+// The CLI carries its own copy of the tRPC client (tree-shaken): loading the packages' many
+// modules cost more start-up time than the rest of the CLI. The MCP server stays a separate
+// chunk, loaded only by `work-graph mcp`.
+await build({
+  input: { cli: path.join(here, "src/cli/main.ts") },
+  platform: "node",
+  external: (id) => external(id) && !id.startsWith("@trpc/"),
+  logLevel: "warn",
+  output: { dir: staging, format: "esm", entryFileNames: "[name].js", chunkFileNames: (chunk) => (chunk.name === "server" ? "cli-mcp.js" : "cli-shared.js") },
 });
 if (!jsOnly) await build({
   input: { index: path.join(here, "src/sdk/index.ts") },
