@@ -97,7 +97,7 @@ describe("work-graph mcp", () => {
 
     const instructions = session.client.getInstructions()!;
     const prime = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [BIN, "prime"], { env: { PATH: process.env.PATH } }, (error, stdout) => (error ? reject(error) : resolve(stdout))));
+      execFile(process.execPath, [BIN, "prime"], { env: { NODE_ENV: "test", PATH: process.env.PATH } }, (error, stdout) => (error ? reject(error) : resolve(stdout))));
     for (const shared of [
       "You hold an item through a LEASE that expires. Every write is checked against it.",
       "ready items, in the order your next claim takes them",

@@ -27,11 +27,17 @@ const fencedLocally = (lease: Lease, kind: string, message: string) =>
  */
 export class SessionLeases {
   private readonly held = new Map<string, Held>();
+  /** Set when the session ends: a lease obtained after that (a claim racing the end) is handed back at once. */
+  private closing = false;
 
   constructor(private readonly client: WorkGraphClient) {}
 
   /** Starts owning `lease` (just obtained by a claim, a decomposition or a re-claim after an answer). */
   hold(lease: Lease, durationSeconds: number, grantedAt = performance.now()) {
+    if (this.closing) {
+      void this.client.leases.renew.mutate({ leaseId: lease.id, epoch: lease.epoch, durationSeconds: HAND_BACK_SECONDS }).catch(() => {});
+      return;
+    }
     this.stopRenewing(lease.workItemId);
     const entry: Held = { lease, durationSeconds, deadline: grantedAt + durationSeconds * 1000, timer: undefined, lost: null };
     this.held.set(lease.workItemId, entry);
@@ -87,6 +93,7 @@ export class SessionLeases {
 
   /** Session end: stop renewing and shorten every live lease to expire within seconds. */
   async handBackAll(): Promise<void> {
+    this.closing = true;
     const leases = this.live();
     for (const lease of leases) this.stopRenewing(lease.workItemId);
     await Promise.allSettled(leases.map((lease) =>

@@ -336,7 +336,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
         return ok(text, { request, answered: false });
       }
       const answer = await withProgress(extra, "waiting for a person's answer", () => waitForAnswer(client, request.id, waitSeconds, extra.signal));
-      if (answer.status !== "resolved") {
+      if (answer.status !== "resolved" || extra.signal.aborted) {
         const text = ended
           ? `No answer within ${waitSeconds} s (request ${request.id}). Your lease on ${workItemId} has ended; the item waits for the person. Do other work; later, claim { workItemId: "${workItemId}" } shows the answer once it is there.`
           : `No answer within ${waitSeconds} s (request ${request.id}). You still hold ${workItemId}: keep working; show { workItemId } gives the answer later.`;
@@ -399,12 +399,13 @@ export async function serveMcp(options: McpOptions): Promise<void> {
   process.stdin.once("close", end);
   process.once("SIGINT", end);
   process.once("SIGTERM", end);
+  process.stdout.once("error", end); // the client went away mid-answer (EPIPE)
   transport.onclose = end;
   await server.connect(transport);
   await ended;
+  await server.close().catch(() => {}); // aborts tool calls in progress: their waits end now
   await leases.handBackAll();
   process.off("SIGINT", end);
   process.off("SIGTERM", end);
-  await server.close().catch(() => {});
   process.stdin.destroy();
 }
