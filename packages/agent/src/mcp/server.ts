@@ -81,6 +81,19 @@ function failure(thrown: unknown, workItemId?: string): CallToolResult {
   };
 }
 
+/** Repeats a call that carries an idempotency key when no answer came back: the replay cannot apply twice. */
+async function retrying<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (thrown) {
+      const error = toWorkGraphError(thrown);
+      if (!error.retryable || attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // waiting
 
@@ -179,7 +192,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
           const secondsLeft = Math.max(0, Math.min(60, Math.floor((deadline - sentAt) / 1000)));
           // `waitSeconds` lets a server that supports it hold the call; older servers ignore it and we poll.
           const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: secondsLeft, idempotencyKey: globalThis.crypto.randomUUID() };
-          const result = await client.leases.claim.mutate(input);
+          const result = await retrying(() => client.leases.claim.mutate(input));
           if (result) return { result, sentAt };
           if (workItemId || performance.now() >= deadline || extra.signal.aborted) return null;
           await sleep(Math.min(pause, deadline - performance.now()), extra.signal);
@@ -237,7 +250,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const note = await leases.write(workItemId, (lease) =>
-        client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key }), () => false);
+        retrying(() => client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key })), () => false);
       return ok(`Noted on ${workItemId}.`, { note });
     } catch (error) {
       return failure(error, workItemId);
@@ -295,9 +308,9 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const sentAt = performance.now();
-      const result = await leases.write(workItemId, (lease) => client.leases.decompose.mutate({
+      const result = await leases.write(workItemId, (lease) => retrying(() => client.leases.decompose.mutate({
         leaseId: lease.id, epoch: lease.epoch, children, claimChildId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: key,
-      }), () => true);
+      })), () => true);
       if (result.childLease) leases.hold(result.childLease, DEFAULT_LEASE_SECONDS, sentAt);
       const text = [
         `Split ${workItemId} into ${result.children.map((child) => `${child.id} (${child.stage})`).join(", ")}. Your lease on ${workItemId} ended.`,
@@ -324,9 +337,9 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ workItemId, question, kind, options, context, blocking, waitSeconds }, extra) => {
     try {
       const key = globalThis.crypto.randomUUID();
-      const asked = await leases.write(workItemId, (lease) => client.attention.request.mutate({
+      const asked = await leases.write(workItemId, (lease) => retrying(() => client.attention.request.mutate({
         leaseId: lease.id, epoch: lease.epoch, kind: kind ?? "decision", question, options, context, blocking: blocking ?? true, idempotencyKey: key,
-      }), (result) => result.endedLease !== null);
+      })), (result) => result.endedLease !== null);
       const { request } = asked;
       const ended = asked.endedLease !== null;
       if (!waitSeconds) {
@@ -345,7 +358,8 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
       if (!ended) return ok(`Answer: ${answer.resolution} (by ${answer.resolvedBy}). You still hold ${workItemId}: continue.`, { request: answer, answered: true });
       const sentAt = performance.now();
       try {
-        const claimed = await client.leases.claim.mutate({ workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: globalThis.crypto.randomUUID() });
+        const reclaim = { workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: globalThis.crypto.randomUUID() };
+        const claimed = await retrying(() => client.leases.claim.mutate(reclaim));
         if (!claimed) throw new Error(`${workItemId} could not be claimed`);
         leases.hold(claimed.lease, DEFAULT_LEASE_SECONDS, sentAt);
         const text = [
@@ -375,7 +389,8 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     },
   }, async ({ title, description, parentId, dependsOn, priority }) => {
     try {
-      const item = await client.workItems.create.mutate({ title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() });
+      const input = { title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() };
+      const item = await retrying(() => client.workItems.create.mutate(input));
       return ok(`Created ${item.id} (${item.stage}).`, { workItem: item });
     } catch (error) {
       return failure(error);
