@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", "server/generated/", "bench/node_modules/", "bench/results/", "dist/", ".work-graph/", "test-results/", "next-env.d.ts"] },
+  { ignores: ["node_modules/", ".next/", "server/generated/", "bench/node_modules/", "bench/results/", "dist/", "packages/*/dist/", "packages/*/.dist-*/", ".work-graph/", "test-results/", "next-env.d.ts"] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -13,7 +13,7 @@
  * Ctrl-C (or SIGTERM) stops claiming and lets the item in hand finish; press it twice to hand
  * the item back at once.
  */
-import { createWorkGraphClient, runWorker, type WorkContext } from "../sdk";
+import { createWorkGraphClient, runWorker, type WorkContext } from "../packages/agent/src/sdk";
 
 const url = process.env.WORK_GRAPH_URL ?? "http://localhost:3000";
 const token = process.env.WORK_GRAPH_TOKEN;

@@ -11,8 +11,8 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { createWorkGraphClient, type WorkGraphClient } from "../sdk/client";
-import { toWorkGraphError } from "../sdk/errors";
+import { createWorkGraphClient, type WorkGraphClient } from "../packages/agent/src/sdk/client";
+import { toWorkGraphError } from "../packages/agent/src/sdk/errors";
 import { embeddedDatabaseUrl } from "../server/database/embedded";
 import { postmasterPid, sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "./server-process";
 

@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 import { waitUntilDatabaseTime } from "../support/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const BIN = path.join(ROOT, "bin", "work-graph.js");
+const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
 
 let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;

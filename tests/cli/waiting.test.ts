@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 /* `work-graph claim --wait <s>` and `work-graph attention wait <id>`: a shell agent that waits instead of polling. */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const BIN = path.join(ROOT, "bin", "work-graph.js");
+const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
 
 let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } from "../../sdk";
+import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } from "../../packages/agent/src/sdk";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { gate } from "../sdk/support";
@@ -11,7 +11,7 @@ import { gate } from "../sdk/support";
 /* The SDK's runWorker and the CLI under operator control: revoked = fenced, drained = finish and stop. */
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
-const BIN = path.join(ROOT, "bin", "work-graph.js");
+const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
 
 let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createWorkGraphClient } from "../../sdk/client";
+import { createWorkGraphClient } from "../../packages/agent/src/sdk/client";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
 import { call, startServer, stopServer, tempDataDir, until, waitReady } from "../../scripts/server-process";
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkGraphClient } from "../../sdk/client";
+import { createWorkGraphClient } from "../../packages/agent/src/sdk/client";
 import { embeddedDatabaseUrl } from "../../server/database/embedded";
 import { postgresProcessesIn } from "../../server/database/stale-processes";
 import { call, isAlive, postmasterPid, sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "../../scripts/server-process";

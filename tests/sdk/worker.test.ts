@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } from "../../sdk";
+import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } from "../../packages/agent/src/sdk";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { waitUntilDatabaseTime } from "../support/fixtures";

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -20,6 +21,8 @@ declare module "vitest" {
  * migrated template database that every test file clones (tests/support/database.ts).
  */
 export default async function setup(project: TestProject) {
+  // The CLI and MCP tests run the compiled agent package: compile the current source first.
+  execFileSync(process.execPath, [path.resolve(import.meta.dirname, "../../packages/agent/build.mjs"), "--js"], { stdio: "ignore" });
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-test-"));
   await chmod(dataDir, 0o755); // PostgreSQL runs as the OS user `postgres` when we are root
 

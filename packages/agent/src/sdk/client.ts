@@ -1,5 +1,5 @@
 import { createTRPCClientProxy, httpLink, TRPCUntypedClient, type TRPCClient } from "@trpc/client";
-import type { AppRouter } from "../server/trpc/root";
+import type { AppRouter } from "../../../../server/trpc/root";
 import { toWorkGraphError } from "./errors";
 
 /** The typed tRPC client for the Work Graph API: `client.leases.claim.mutate({...})`, `client.workItems.get.query({ id })`. */

@@ -1,45 +1,8 @@
+import { workflow } from "../workflow";
 import { EXIT_CODE_TABLE } from "./exit-codes";
 
 /** `work-graph prime`: the whole workflow an AI agent needs, printed without contacting the server. */
-export const PRIME = `Work Graph - how to work an item (you are an agent; WORK_GRAPH_URL and WORK_GRAPH_TOKEN are set)
-
-You hold an item through a LEASE that expires. Every write is checked against it. If it
-expires or someone else takes the item over, your writes are refused (exit code 5): stop.
-
-1. work-graph queue
-     ready items, in the order your next claim takes them
-2. work-graph claim [<item>] [--duration <seconds>]
-     take the next ready item (or the named one). Prints the item, your lease (900 s by default)
-     and the human's answers to questions asked on it earlier. Exit 6: nothing ready.
-     --wait <seconds>: wait that long for an item to become ready instead of retrying.
-3. work-graph note <item> "<progress>"
-     record what you did and found, as you go
-4. work-graph renew <item>
-     keep the lease alive: renew at about a third of its duration (every ~5 min for 900 s),
-     ALWAYS before it runs out. A lapsed lease cannot be renewed.
-5. Finish with exactly one of:
-   work-graph release <item> --evidence "<what was done and how it was verified>" [--link <url>]...
-   work-graph attention request <item> --kind <decision|authority|access|review|help|scope> \\
-       --question "<what you need from a human>" [--option <choice>]... [--context "<details>"]
-       Blocking by default: your lease ends and the item waits for an operator. Do not keep
-       working on it. Once answered it is ready again; 'claim' shows the answer.
-       'work-graph attention wait <request id>' blocks until a human answers and prints it.
-       (--non-blocking: keep working; the question is only recorded)
-   work-graph decompose <item> --children-json '[{"id":"x","title":"..."},{"title":"...","dependsOn":["x"]}]'
-       split it into child items (your lease ends; the parent waits for its children)
-   work-graph cancel <item> --reason "<why it should not be done>"
-
-Rules
-- Exit code 5 (LEASE_NOT_CURRENT) = your lease is gone: stop working on that item at once,
-  write nothing more about it, and claim again (it may be someone else's now).
-- The CLI remembers your lease per item: never pass lease ids or epochs by hand.
-- Add --json to any command for machine-readable output.
-- Exit code 9 (WORKER_DRAINED) = an operator drained you: finish the items you hold, then stop
-  claiming.
-- Exit codes: 0 ok, 2 bad input, 3 auth, 4 not found, 5 fenced: stop, 6 nothing to claim,
-  7 conflict, 8 server unreachable: retry later, 9 drained: finish and stop,
-  10 attention wait timed out.
-`;
+export const PRIME = workflow("cli");
 
 export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = {
   queue: { usage: "queue [--limit N] [--worker-id W]", summary: "ready items in the order a next claim takes them" },
@@ -83,6 +46,7 @@ export const COMMAND_HELP: Record<string, { usage: string; summary: string }> = 
   undrain: { usage: "undrain <worker>", summary: "let a drained worker claim again (operator)" },
   health: { usage: "health", summary: "check the server and its database (no token needed)" },
   prime: { usage: "prime", summary: "print the agent workflow (offline)" },
+  mcp: { usage: "mcp", summary: "serve the API to a coding agent as an MCP server on stdio (see docs/agents.md)" },
   help: { usage: "help [command]", summary: "this help" },
 };
 

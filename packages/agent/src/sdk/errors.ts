@@ -1,5 +1,5 @@
 import { TRPCClientError } from "@trpc/client";
-import type { AppRouter } from "../server/trpc/root";
+import type { AppRouter } from "../../../../server/trpc/root";
 
 /** The `reason` values of API.md, plus three the client adds for failures without an API answer. */
 export const API_REASONS = [

@@ -634,6 +634,13 @@ const commands: Record<string, Command> = {
     return { data: worker, human: `Undrained ${workerId}: it may claim again.` };
   },
 
+  async mcp(context) {
+    noExtraArgs(context, 0, "mcp");
+    const { serveMcp } = await import("../mcp/server"); // loaded only here: other commands start faster
+    await serveMcp({ client: context.client() });
+    return { data: undefined, human: "" };
+  },
+
   async health(context) {
     noExtraArgs(context, 0, "health");
     const result = await context.client().health.check.query();

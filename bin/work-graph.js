@@ -1,7 +1,0 @@
-#!/usr/bin/env node
-// `work-graph` CLI launcher: runs the TypeScript source (cli/main.ts) through tsx, so
-// `npx work-graph …` works right after `npm install`, with no build step.
-import { tsImport } from "tsx/esm/api";
-
-const { main } = await tsImport("../cli/main.ts", import.meta.url);
-process.exitCode = await main(process.argv.slice(2));

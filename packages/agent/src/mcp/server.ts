@@ -1,0 +1,426 @@
+/**
+ * `work-graph mcp`: the Work Graph API as MCP tools for coding agents, over stdio. The session
+ * owns the leases it obtains (renewed in the background, handed back when the session ends).
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
+import { toWorkGraphError } from "../sdk/errors";
+import { workflow } from "../workflow";
+import { SessionLeases } from "./leases";
+
+/** Lease length when `claim` names none: short enough that a crashed session frees its items soon, renewed while it runs. */
+export const DEFAULT_LEASE_SECONDS = 300;
+const MAX_CLAIM_WAIT_SECONDS = 600;
+const MAX_ASK_WAIT_SECONDS = 3600;
+/** How often a long wait tells the client it is still busy (clients that honour progress reset their timeout). */
+const PROGRESS_EVERY_MS = 10_000;
+
+const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
+const itemId = z.string().min(1).max(100).describe("work item id");
+
+interface Progress {
+  signal: AbortSignal;
+  _meta?: { progressToken?: string | number };
+  sendNotification: (notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; message?: string } }) => Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// text a model reads
+
+const seconds = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / 1000);
+
+function itemText(item: WorkItem): string {
+  return [
+    `${item.id} - ${item.title}`,
+    `stage ${item.stage}, priority ${item.priority}${item.parentId ? `, parent ${item.parentId}` : ""}${item.dependsOn.length ? `, depends on ${item.dependsOn.join(", ")}` : ""}${item.openChildCount ? `, ${item.openChildCount} open children` : ""}`,
+    ...(item.description ? [item.description] : []),
+  ].join("\n");
+}
+
+const leaseText = (lease: Lease) =>
+  `lease epoch ${lease.epoch}, ${seconds(lease.renewedAt ?? lease.acquiredAt, lease.expiresAt)} s, renewed in the background by this session`;
+
+function answersText(requests: AttentionRequest[]): string[] {
+  if (requests.length === 0) return [];
+  return [
+    "Questions asked on it before (read the answers before you continue):",
+    ...requests.map((request) => `- [${request.kind}] ${request.question}\n  answer: ${request.status === "resolved" ? `${request.resolution} (by ${request.resolvedBy})` : "not answered yet"}`),
+  ];
+}
+
+const ok = (text: string, structured: Record<string, unknown>): CallToolResult => ({ content: [{ type: "text", text }], structuredContent: structured });
+
+/** A refused or failed call as a tool error: the reason first, then what the agent should do. */
+function failure(thrown: unknown, workItemId?: string): CallToolResult {
+  const error = toWorkGraphError(thrown);
+  const item = workItemId ?? "the item";
+  const advice: Partial<Record<string, string>> = {
+    LEASE_NOT_CURRENT: error.detail.local && error.detail.kind === "unknown"
+      ? `This session never claimed ${item}: do not work on it. Claim it first (claim { workItemId: "${item}" }) if you mean to.`
+      : `Your lease on ${item} is gone. Stop working on ${item} now and write nothing more about it; it may be someone else's now. Claim other work (queue, claim).`,
+    NOT_CLAIMABLE: `${item} cannot be claimed now${error.detail.stage ? ` (it is ${String(error.detail.stage)})` : ""}. Pick another item from queue.`,
+    WORKER_DRAINED: "An operator drained this worker: finish the items you hold, claim nothing new.",
+    VALIDATION: "Fix the arguments and call again.",
+    NOT_FOUND: "Check the id (queue and show list real ids).",
+    ALREADY_TERMINAL: `${item} is already finished: move on.`,
+    UNAUTHENTICATED: "The token in this MCP server's configuration (WORK_GRAPH_TOKEN) is missing, wrong or revoked: tell the user.",
+    FORBIDDEN: "This token may not do that: tell the user if it is needed.",
+    NETWORK: "The Work Graph server did not answer (WORK_GRAPH_URL): retry in a little while, or tell the user.",
+    UNAVAILABLE: "The Work Graph server is temporarily unavailable: retry in a little while.",
+    INTERNAL: "The Work Graph server failed: retry once, then tell the user.",
+  };
+  const kind = error.leaseKind ? ` (${error.leaseKind})` : "";
+  const text = `${error.reason}${kind}: ${error.message}${advice[error.reason] ? `\n${advice[error.reason]}` : ""}`;
+  return {
+    isError: true,
+    content: [{ type: "text", text }],
+    structuredContent: { error: { reason: error.reason, message: error.message, detail: error.detail } },
+  };
+}
+
+/** Repeats a call that carries an idempotency key when no answer came back: the replay cannot apply twice. */
+async function retrying<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (thrown) {
+      const error = toWorkGraphError(thrown);
+      if (!error.retryable || attempt >= 3) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// waiting
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+/** Sends a progress notification every PROGRESS_EVERY_MS while `work` runs, when the client asked for progress. */
+async function withProgress<T>(extra: Progress, what: string, work: () => Promise<T>): Promise<T> {
+  const token = extra._meta?.progressToken;
+  if (token === undefined) return work();
+  let beats = 0;
+  const timer = setInterval(() => {
+    beats += 1;
+    void extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: beats, message: `${what} (${beats * PROGRESS_EVERY_MS / 1000} s)` } }).catch(() => {});
+  }, PROGRESS_EVERY_MS);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * One look at an attention request, waiting at most `timeoutSeconds` on the server.
+ * Until the router has `attention.wait`, it returns the current state at once and the caller polls;
+ * switching is this one line: `client.attention.wait.query({ id, timeoutSeconds })`.
+ */
+const lookAtRequest = (client: WorkGraphClient, id: string, _timeoutSeconds: number) => client.attention.get.query({ id });
+
+async function waitForAnswer(client: WorkGraphClient, id: string, waitSeconds: number, signal: AbortSignal): Promise<AttentionRequest> {
+  const deadline = performance.now() + waitSeconds * 1000;
+  let pause = 250;
+  for (;;) {
+    const secondsLeft = Math.max(1, Math.min(60, Math.ceil((deadline - performance.now()) / 1000)));
+    const request = await lookAtRequest(client, id, secondsLeft);
+    if (request.status === "resolved" || performance.now() >= deadline || signal.aborted) return request;
+    await sleep(Math.min(pause, deadline - performance.now()), signal);
+    pause = Math.min(2000, pause * 2);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the server
+
+export interface McpOptions {
+  client: WorkGraphClient;
+  version?: string;
+}
+
+export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
+  const leases = new SessionLeases(client);
+  const server = new McpServer({ name: "work-graph", version }, { instructions: workflow("mcp") });
+
+  server.registerTool("queue", {
+    title: "Ready queue",
+    description: "List the work items that are ready for you, in the exact order your next claim would take them. Use it to see what there is to do before claiming. Returns id, title and priority per item.",
+    inputSchema: { limit: z.number().int().min(1).max(200).optional().describe("how many items (default 20)") },
+    annotations: { readOnlyHint: true },
+  }, async ({ limit }) => {
+    try {
+      const items = await client.workItems.queue.query({ limit: limit ?? 20 });
+      const text = items.length === 0
+        ? "Nothing is ready to claim."
+        : items.map((item, index) => `${index + 1}. ${item.id} - ${item.title} (priority ${item.priority})`).join("\n");
+      return ok(text, { items });
+    } catch (error) {
+      return failure(error);
+    }
+  });
+
+  server.registerTool("claim", {
+    title: "Claim a work item",
+    description: "Take a work item to work on: the next ready one, the named one (workItemId) or the next ready child of parentId. You get a lease that this session renews in the background until you finish the item with release, cancel, decompose or a blocking ask. Returns the item, your lease and the answers people gave to questions asked on it earlier - read them. If nothing is ready it says so (pass waitSeconds to wait for work). NOT_CLAIMABLE: pick another item. WORKER_DRAINED: claim nothing new.",
+    inputSchema: {
+      workItemId: itemId.optional().describe("claim this item (it must be ready)"),
+      parentId: itemId.optional().describe("claim the next ready child of this item"),
+      durationSeconds: z.number().int().min(1).max(86_400).optional().describe(`lease length in seconds (default ${DEFAULT_LEASE_SECONDS}); renewed automatically`),
+      waitSeconds: z.number().int().min(0).max(MAX_CLAIM_WAIT_SECONDS).optional().describe("when nothing is ready, wait up to this long for an item (default 0)"),
+    },
+  }, async ({ workItemId, parentId, durationSeconds, waitSeconds }, extra) => {
+    const duration = durationSeconds ?? DEFAULT_LEASE_SECONDS;
+    try {
+      const deadline = performance.now() + (waitSeconds ?? 0) * 1000;
+      const claimed = await withProgress(extra, "waiting for a ready item", async () => {
+        let pause = 500;
+        for (;;) {
+          const sentAt = performance.now();
+          const secondsLeft = Math.max(0, Math.min(60, Math.floor((deadline - sentAt) / 1000)));
+          // `waitSeconds` lets a server that supports it hold the call; older servers ignore it and we poll.
+          const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: secondsLeft, idempotencyKey: globalThis.crypto.randomUUID() };
+          const result = await retrying(() => client.leases.claim.mutate(input));
+          if (result) return { result, sentAt };
+          if (workItemId || performance.now() >= deadline || extra.signal.aborted) return null;
+          await sleep(Math.min(pause, deadline - performance.now()), extra.signal);
+          pause = Math.min(5000, pause * 2);
+        }
+      });
+      if (!claimed) return ok("Nothing is ready to claim right now. Try again later, or claim with waitSeconds to wait for work.", { claimed: false });
+      const { lease, workItem, attention } = claimed.result;
+      leases.hold(lease, duration, claimed.sentAt);
+      const text = [
+        `Claimed ${itemText(workItem)}`,
+        `(${leaseText(lease)})`,
+        ...answersText(attention),
+        "Work on it now; note progress as you go; finish with release (or ask, decompose, cancel).",
+      ].join("\n");
+      return ok(text, { claimed: true, workItem, lease, attention });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("show", {
+    title: "Show a work item",
+    description: "Read one work item: its stage, description, dependencies, notes, the questions asked on it with their answers, and whether this session holds its lease. Use it to check on an item or to read an answer.",
+    inputSchema: { workItemId: itemId },
+    annotations: { readOnlyHint: true },
+  }, async ({ workItemId }) => {
+    try {
+      const [item, notes, attention] = await Promise.all([
+        client.workItems.get.query({ id: workItemId }),
+        client.notes.list.query({ workItemId, limit: 50 }),
+        client.attention.list.query({ workItemId, limit: 50 }),
+      ]);
+      const held = leases.status(workItemId);
+      const holding = held.state === "held"
+        ? `This session holds its lease (epoch ${held.lease!.epoch}).`
+        : held.state === "lost" ? "This session's lease on it is gone: do not work on it." : "This session holds no lease on it.";
+      const text = [
+        itemText(item),
+        holding,
+        ...(notes.items.length ? ["Notes:", ...notes.items.map((note) => `- ${note.workerId} (epoch ${note.epoch}): ${note.content}`)] : []),
+        ...answersText(attention.items),
+      ].join("\n");
+      return ok(text, { workItem: item, notes: notes.items, attention: attention.items, sessionHoldsLease: held.state === "held" });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("note", {
+    title: "Add a progress note",
+    description: "Record progress on an item you claimed in this session: what you did, found or decided. Notes are the item's history for people and later agents. Fails with LEASE_NOT_CURRENT when your lease is gone: then stop working on the item.",
+    inputSchema: { workItemId: itemId, content: z.string().min(1).max(100_000).describe("the note") },
+  }, async ({ workItemId, content }) => {
+    try {
+      const key = globalThis.crypto.randomUUID();
+      const note = await leases.write(workItemId, (lease) =>
+        retrying(() => client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key })), () => false);
+      return ok(`Noted on ${workItemId}.`, { note });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("release", {
+    title: "Finish a work item",
+    description: "Mark an item you claimed in this session as done. Give evidence: what was done and how it was verified (tests run, links to commits or pull requests). Your lease ends. Fails with LEASE_NOT_CURRENT when your lease is gone: then stop, the work may belong to someone else now.",
+    inputSchema: {
+      workItemId: itemId,
+      evidence: z.string().min(1).max(100_000).describe("what was done and how it was verified"),
+      links: z.array(z.string().min(1).max(2000)).max(100).optional().describe("URLs of commits, pull requests, documents"),
+    },
+  }, async ({ workItemId, evidence, links }) => {
+    try {
+      const result = await leases.write(workItemId, (lease) =>
+        client.leases.release.mutate({ leaseId: lease.id, epoch: lease.epoch, evidence, links }), () => true);
+      return ok(`Released ${workItemId}: it is done (lease epoch ${result.lease.epoch} ended).`, { workItem: result.workItem, lease: result.lease });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("cancel", {
+    title: "Cancel a work item",
+    description: "Cancel an item you claimed in this session because it should not be done (duplicate, obsolete, wrong). Give the reason. Its open descendants are cancelled too and your lease ends. Use release instead when the work was done.",
+    inputSchema: { workItemId: itemId, reason: z.string().min(1).max(10_000).describe("why it should not be done") },
+    annotations: { destructiveHint: true },
+  }, async ({ workItemId, reason }) => {
+    try {
+      const result = await leases.write(workItemId, (lease) =>
+        client.leases.cancel.mutate({ leaseId: lease.id, epoch: lease.epoch, reason }), () => true);
+      return ok(`Cancelled ${workItemId} (lease epoch ${result.lease.epoch} ended).`, { workItem: result.workItem, lease: result.lease });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("decompose", {
+    title: "Split a work item into children",
+    description: "Split an item you claimed in this session into child items when it is too big for one go. Children may depend on each other by id (dependsOn). Your lease on the parent ends; the parent waits until its children are finished and must then be claimed and released itself. With claimChildId you get the lease on that child at once and continue with it.",
+    inputSchema: {
+      workItemId: itemId,
+      children: z.array(z.object({
+        id: itemId.optional().describe("child id (generated when omitted)"),
+        title: z.string().min(1).max(500),
+        description: z.string().max(100_000).optional(),
+        priority: z.number().int().optional(),
+        dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids this child waits for"),
+      })).min(1).max(100),
+      claimChildId: itemId.optional().describe("claim this child right away"),
+    },
+  }, async ({ workItemId, children, claimChildId }) => {
+    try {
+      const key = globalThis.crypto.randomUUID();
+      const sentAt = performance.now();
+      const result = await leases.write(workItemId, (lease) => retrying(() => client.leases.decompose.mutate({
+        leaseId: lease.id, epoch: lease.epoch, children, claimChildId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: key,
+      })), () => true);
+      if (result.childLease) leases.hold(result.childLease, DEFAULT_LEASE_SECONDS, sentAt);
+      const text = [
+        `Split ${workItemId} into ${result.children.map((child) => `${child.id} (${child.stage})`).join(", ")}. Your lease on ${workItemId} ended.`,
+        ...(result.childLease ? [`You now hold ${result.childLease.workItemId} (${leaseText(result.childLease)}): work on it.`] : []),
+      ].join("\n");
+      return ok(text, { parent: result.parent, children: result.children, childLease: result.childLease });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("ask", {
+    title: "Ask a person",
+    description: "Ask a person a question about an item you claimed in this session: a decision, an authority or access you lack, a review, help, or a scope question. Blocking (the default): your lease ends and the item waits for the answer - stop working on it. With waitSeconds (up to 3600) this tool waits for the answer and, when it comes, claims the item again for you and returns the answer with your new lease: then continue the work. If no answer comes in time it says so; the item stays with the person, so do other work and claim it later (claim shows the answer). blocking: false only records the question and you keep your lease.",
+    inputSchema: {
+      workItemId: itemId,
+      question: z.string().min(1).max(10_000).describe("what you need from a person, answerable on its own"),
+      kind: z.enum(ATTENTION_KINDS).optional().describe("decision (default), authority, access, review, help or scope"),
+      options: z.array(z.string().min(1).max(500)).max(20).optional().describe("choices to pick from, if any"),
+      context: z.string().max(100_000).optional().describe("what the person needs to know to answer"),
+      blocking: z.boolean().optional().describe("default true: your lease ends and the item waits for the answer"),
+      waitSeconds: z.number().int().min(0).max(MAX_ASK_WAIT_SECONDS).optional().describe("wait this long for the answer (default 0: return at once)"),
+    },
+  }, async ({ workItemId, question, kind, options, context, blocking, waitSeconds }, extra) => {
+    try {
+      const key = globalThis.crypto.randomUUID();
+      const asked = await leases.write(workItemId, (lease) => retrying(() => client.attention.request.mutate({
+        leaseId: lease.id, epoch: lease.epoch, kind: kind ?? "decision", question, options, context, blocking: blocking ?? true, idempotencyKey: key,
+      })), (result) => result.endedLease !== null);
+      const { request } = asked;
+      const ended = asked.endedLease !== null;
+      if (!waitSeconds) {
+        const text = ended
+          ? `Asked (request ${request.id}). Your lease on ${workItemId} ended: stop working on it. Once answered it is ready again; claim it then (claim shows the answer).`
+          : `Asked (request ${request.id}, non-blocking). You still hold ${workItemId}: keep working.`;
+        return ok(text, { request, answered: false });
+      }
+      const answer = await withProgress(extra, "waiting for a person's answer", () => waitForAnswer(client, request.id, waitSeconds, extra.signal));
+      if (answer.status !== "resolved" || extra.signal.aborted) {
+        const text = ended
+          ? `No answer within ${waitSeconds} s (request ${request.id}). Your lease on ${workItemId} has ended; the item waits for the person. Do other work; later, claim { workItemId: "${workItemId}" } shows the answer once it is there.`
+          : `No answer within ${waitSeconds} s (request ${request.id}). You still hold ${workItemId}: keep working; show { workItemId } gives the answer later.`;
+        return ok(text, { request: answer, answered: false });
+      }
+      if (!ended) return ok(`Answer: ${answer.resolution} (by ${answer.resolvedBy}). You still hold ${workItemId}: continue.`, { request: answer, answered: true });
+      const sentAt = performance.now();
+      try {
+        const reclaim = { workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: globalThis.crypto.randomUUID() };
+        const claimed = await retrying(() => client.leases.claim.mutate(reclaim));
+        if (!claimed) throw new Error(`${workItemId} could not be claimed`);
+        leases.hold(claimed.lease, DEFAULT_LEASE_SECONDS, sentAt);
+        const text = [
+          `Answer: ${answer.resolution} (by ${answer.resolvedBy}).`,
+          `You hold ${workItemId} again (${leaseText(claimed.lease)}): continue the work with this answer.`,
+        ].join("\n");
+        return ok(text, { request: answer, answered: true, workItem: claimed.workItem, lease: claimed.lease });
+      } catch (thrown) {
+        const error = toWorkGraphError(thrown);
+        const text = `Answer: ${answer.resolution} (by ${answer.resolvedBy}).\nBut ${workItemId} could not be claimed again (${error.reason}: ${error.message}): do not work on it; pick other work.`;
+        return ok(text, { request: answer, answered: true, workItem: null, lease: null, claimError: { reason: error.reason, message: error.message } });
+      }
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("create", {
+    title: "Create a work item",
+    description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies). Returns the new item's id and stage.",
+    inputSchema: {
+      title: z.string().min(1).max(500),
+      description: z.string().max(100_000).optional(),
+      parentId: itemId.optional().describe("make it a child of this item"),
+      dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids it waits for"),
+      priority: z.number().int().optional().describe("higher first (default 0)"),
+    },
+  }, async ({ title, description, parentId, dependsOn, priority }) => {
+    try {
+      const input = { title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() };
+      const item = await retrying(() => client.workItems.create.mutate(input));
+      return ok(`Created ${item.id} (${item.stage}).`, { workItem: item });
+    } catch (error) {
+      return failure(error);
+    }
+  });
+
+  return { server, leases };
+}
+
+/**
+ * Serves MCP on stdin/stdout until stdin closes or SIGINT/SIGTERM; then hands the session's
+ * live leases back (they expire within seconds) before returning.
+ */
+export async function serveMcp(options: McpOptions): Promise<void> {
+  const { server, leases } = createMcpServer(options);
+  const transport = new StdioServerTransport();
+  let finish!: () => void;
+  const ended = new Promise<void>((resolve) => (finish = resolve));
+  const end = () => finish();
+  process.stdin.once("end", end);
+  process.stdin.once("close", end);
+  process.once("SIGINT", end);
+  process.once("SIGTERM", end);
+  process.stdout.once("error", end); // the client went away mid-answer (EPIPE)
+  transport.onclose = end;
+  await server.connect(transport);
+  await ended;
+  await server.close().catch(() => {}); // aborts tool calls in progress: their waits end now
+  await leases.handBackAll();
+  process.off("SIGINT", end);
+  process.off("SIGTERM", end);
+  process.stdin.destroy();
+}
