@@ -58,7 +58,7 @@ interface RawReply {
  * A POST written by hand: `declaredLength` goes into Content-Length (or chunked when null),
  * then chunks are written until the server answers or `maxBytes` are sent.
  */
-function rawPost(pathAndQuery: string, headers: Record<string, string>, options: { declaredLength: number | null; maxBytes: number }): Promise<RawReply> {
+function rawPost(pathAndQuery: string, headers: Record<string, string>, options: { declaredLength: number | null; maxBytes: number; contentType?: string }): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const url = new URL(server.url);
     const request = http.request({
@@ -66,7 +66,7 @@ function rawPost(pathAndQuery: string, headers: Record<string, string>, options:
       port: url.port,
       path: pathAndQuery,
       method: "POST",
-      headers: { ...headers, "content-type": "application/json", ...(options.declaredLength === null ? {} : { "content-length": String(options.declaredLength) }) },
+      headers: { ...headers, "content-type": options.contentType ?? "application/json", ...(options.declaredLength === null ? {} : { "content-length": String(options.declaredLength) }) },
     });
     let bytesSent = 0;
     let answered = false;
@@ -124,7 +124,7 @@ describe("body limit and authentication before the body (10.3)", () => {
   });
 
   it("refuses a chunked body once it passes the limit, while streaming, and health.check still answers within a second", async () => {
-    const upload = rawPost("/api/trpc/workItems.create", bearer(operator), { declaredLength: null, maxBytes: 64 * 1024 * 1024 });
+    const upload = rawPost("/api/trpc/workItems.create", bearer(operator), { declaredLength: null, maxBytes: 64 * 1024 * 1024, contentType: "text/plain" });
     const healthMs = await timedHealthCheck();
     const reply = await upload;
     expect(reply.status).toBe(413);
@@ -136,11 +136,14 @@ describe("body limit and authentication before the body (10.3)", () => {
 
   it("answers an unauthenticated POST with 401 without reading its body", async () => {
     // The declared body is within the limit but never sent: only a server that does not read it can answer.
-    const reply = await rawPost("/api/trpc/workItems.create", {}, { declaredLength: MAX_BODY - 1, maxBytes: 0 });
-    expect(reply.status).toBe(401);
-    expect(JSON.parse(reply.body).error.data.reason).toBe("UNAUTHENTICATED");
-    const badToken = await rawPost("/api/trpc/tokens.create", bearer("wgx_not-a-token"), { declaredLength: MAX_BODY - 1, maxBytes: 0 });
-    expect(badToken.status).toBe(401);
+    // Any content type: a JSON body sent as text/plain (curl -d, fetch with a string) is read as JSON too, but only after authentication.
+    for (const contentType of ["application/json", "text/plain", "application/x-www-form-urlencoded"]) {
+      const reply = await rawPost("/api/trpc/workItems.create", {}, { declaredLength: MAX_BODY - 1, maxBytes: 0, contentType });
+      expect(reply.status, contentType).toBe(401);
+      expect(JSON.parse(reply.body).error.data.reason).toBe("UNAUTHENTICATED");
+      const badToken = await rawPost("/api/trpc/tokens.create", bearer("wgx_not-a-token"), { declaredLength: MAX_BODY - 1, maxBytes: 0, contentType });
+      expect(badToken.status, contentType).toBe(401);
+    }
   });
 
   it("still accepts a body of many chunks under the limit, and JSON without a JSON content type", async () => {
