@@ -136,7 +136,9 @@ async function main() {
   const crashed: CrashedLease[] = [];
   const crashedLeaseIds: string[] = [];
   const releasedItems = new Set<string>();
-  const allReleased = () => releasedItems.size >= itemIds.length;
+  // A release whose answer was lost in an outage is only known to the database: it decides too.
+  let releasedPerDatabase = false;
+  const allReleased = () => releasedPerDatabase || releasedItems.size >= itemIds.length;
 
   const replayStale = async (client: WorkGraphClient, lease: CrashedLease) => {
     counts.staleReplays++;
@@ -239,7 +241,19 @@ async function main() {
   crashing = false;
   log(`crash phase over (${counts.crashes} crashes); draining the remaining items`);
   const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
-  while (!allReleased() && Date.now() < drainDeadline) await sleep(250);
+  while (!allReleased() && Date.now() < drainDeadline) {
+    await sleep(1000);
+    const check = new pg.Client({ connectionString: databaseUrl });
+    try {
+      await check.connect();
+      const { rows } = await check.query(`SELECT count(*)::int AS open FROM work_items WHERE id = ANY($1) AND status <> 'released'`, [itemIds]);
+      releasedPerDatabase = rows[0].open === 0;
+    } catch {
+      // the database may be restarting; ask again
+    } finally {
+      await check.end().catch(() => {});
+    }
+  }
   // Stale replays still queued are played now: every lease they name has expired.
   for (const lease of crashed.splice(0)) await replayStale(clientFor(instanceB, tokens[lease.agent]!.token), lease);
   if (!allReleased()) log(`drain deadline passed with ${itemIds.length - releasedItems.size} items unreleased`);
