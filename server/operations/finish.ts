@@ -34,14 +34,7 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
     // of its start: had the fused statement below waited for the row (a new dependency on this
     // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
     // dependent and its subtree blocked by a released item for good.
-    // With it, in id order (the global lock order), the rows the release changes: the parent and
-    // the dependents.
-    await tx.$executeRaw`
-      WITH item AS (SELECT id, parent_id FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid))
-      SELECT 1 FROM work_items w
-       WHERE w.id IN (SELECT id FROM item UNION SELECT parent_id FROM item
-                      UNION SELECT e.work_item_id FROM dependencies e JOIN item ON e.depends_on_id = item.id)
-       ORDER BY w.id FOR UPDATE OF w`;
+    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
     const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; dependents: boolean }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
       l AS (

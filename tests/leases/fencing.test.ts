@@ -178,8 +178,10 @@ describe("fencing", () => {
         const id = `edge-race-${round}`;
         await operator.workItems.create({ id, title: id });
         const lease = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease;
-        // Fire both within ±60 ms of the expiry (app and database share this machine's clock).
-        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 60 + (round * 120) / rounds));
+        // Fire both from 700 ms before to 700 ms after the expiry (app and database share this
+        // machine's clock): the early rounds are releases of a live lease, the late ones reclaims,
+        // and the ones near the instant race.
+        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 700 + (round * 1400) / (rounds - 1)));
         const reclaim = async () => {
           // A named claim is refused while the lease is live: retry until it is not.
           for (;;) {
@@ -215,7 +217,9 @@ describe("fencing", () => {
         }
       }),
     );
-    expect(tally.released + tally.reclaimed).toBe(rounds);
+    // Both outcomes happened: the race was really run on both sides of the instant.
+    expect(tally.released).toBeGreaterThan(0);
+    expect(tally.reclaimed).toBeGreaterThan(0);
   });
 
   it("a live release racing a named reclaim: the release wins, the claim is refused", async () => {
