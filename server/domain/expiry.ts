@@ -8,6 +8,8 @@ export const SYSTEM_ACTOR = "system";
  * Rule 7: ends the unended leases of the given (already locked) items whose time has run out,
  * as `expired` with endedAt = their expiresAt, and clears them from their items. Used by
  * reclaim and by the background sweep, so both emit the same events. Returns the ended leases.
+ * (The set-based counterpart of endLease in ./leases.ts: many leases, each ended at its own
+ * expiry instead of now.)
  */
 export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id: string; workItemId: string }[]> {
   if (itemIds.length === 0) return [];
@@ -17,7 +19,8 @@ export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id:
        WHERE work_item_id = ANY(${itemIds}::text[]) AND ended_at IS NULL AND expires_at <= statement_timestamp()
       RETURNING id, work_item_id, worker_id, epoch, acquired_at, expires_at
     ), cleared AS (
-      UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = ended.worker_id
+      UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = ended.worker_id,
+             updated_at = clock_timestamp()
         FROM ended WHERE w.id = ended.work_item_id
     ), logged AS (
       INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)

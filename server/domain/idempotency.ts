@@ -70,8 +70,10 @@ export async function idempotent<T>(
 /** Deletes up to `batch` receipts older than the retention; returns how many it deleted. */
 export async function deleteExpiredReceipts(tx: Tx, batch: number): Promise<number> {
   return tx.$executeRaw`
-    DELETE FROM idempotency_receipts WHERE (scope, key) IN (
+    WITH doomed AS MATERIALIZED (
       SELECT scope, key FROM idempotency_receipts
        WHERE created_at < clock_timestamp() - make_interval(secs => ${idempotencyHours() * 3600})
-       ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED)`;
+       ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM idempotency_receipts r USING doomed WHERE r.scope = doomed.scope AND r.key = doomed.key`;
 }

@@ -22,6 +22,34 @@ import type { Tx } from "../database/transaction";
  * so the set of rows each propagation touches cannot change underneath it.
  */
 
+/**
+ * The one readiness predicate: nothing structural in the way. It is the predicate of the partial
+ * claim index work_items_claim_order_idx (tests/graph/readiness-source.test.ts compares it with
+ * pg_indexes), the base of CLAIMABLE and the 'ready' branch of STAGE_SQL.
+ */
+export const STRUCTURALLY_READY_SQL =
+  "status = 'open' AND open_dependency_count = 0 AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0";
+
+/** Structurally ready (the partial claim index) and not held by a live lease. */
+export const CLAIMABLE = Prisma.sql`${Prisma.raw(STRUCTURALLY_READY_SQL)}
+  AND (lease_expires_at IS NULL OR lease_expires_at <= statement_timestamp())`;
+
+/**
+ * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
+ * was resolved, its previous worker takes it ahead of other ready items and everyone else
+ * only after them. The three tiers partition the claimable items (held for this worker, not
+ * held, held for another); each is one index-ordered probe, so claim order stays an index walk.
+ */
+export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
+  if (window <= 0) return [Prisma.empty];
+  const held = Prisma.sql`continuity_worker_id IS NOT NULL AND continuity_since > statement_timestamp() - make_interval(secs => ${window})`;
+  return [
+    Prisma.sql`AND ${held} AND continuity_worker_id = ${workerId}`,
+    Prisma.sql`AND NOT (${held})`,
+    Prisma.sql`AND ${held} AND continuity_worker_id <> ${workerId}`,
+  ];
+}
+
 /** Transaction-level advisory lock serializing graph-shape edits (cycle checks); claims never take it. */
 export async function lockGraphShape(tx: Tx): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))`;

@@ -1,12 +1,14 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { appendEvents } from "../domain/events";
+import { endLease } from "../domain/leases";
 import { lockCurrentLease, lockItem } from "../domain/fencing";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionKind, AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
-import { ATTENTION_COLUMNS, LEASE_COLUMNS, selectWorkItem, toAttentionRequest, toLease, type LeaseRow } from "../domain/views";
+import { ATTENTION_COLUMNS, selectWorkItem, toAttentionRequest, toLease } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
-import { countAttentionAnswered, countLeaseEnded } from "../metrics";
+import { countAttentionAnswered } from "../metrics";
 
 export interface AttentionInput {
   leaseId: string;
@@ -37,33 +39,18 @@ export async function requestAttention(db: Db, caller: Caller, input: AttentionI
         VALUES (${lease.workItemId}, ${lease.id}::uuid, ${lease.workerId}, ${input.kind}, ${input.question}, ${input.context ?? null},
                 ${input.options ?? []}::text[], ${blocking})
         RETURNING ${ATTENTION_COLUMNS}`;
-      let endedLease: Lease | null = null;
-      if (blocking) {
-        const [ended] = await tx.$queryRaw<LeaseRow[]>`
-          WITH l AS (
-            UPDATE leases SET ended_at = clock_timestamp(), outcome = 'attention_requested' WHERE id = ${lease.id}::uuid RETURNING *
-          ), item AS (
-            UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id,
-                   blocking_attention_count = w.blocking_attention_count + 1, updated_at = l.ended_at
-              FROM l WHERE w.id = l.work_item_id
-          )
-          SELECT ${LEASE_COLUMNS} FROM l`;
-        countLeaseEnded(tx, ended!);
-        endedLease = toLease(ended!);
-      }
-      await appendEvents(tx, [
-        {
-          workItemId: lease.workItemId,
-          type: "attention.requested",
-          actor: lease.workerId,
-          leaseId: lease.id,
-          epoch: lease.epoch,
-          data: { requestId: request!.id, kind: input.kind, blocking },
-        },
-        ...(endedLease
-          ? [{ workItemId: lease.workItemId, type: "lease.ended", actor: lease.workerId, leaseId: lease.id, epoch: lease.epoch, data: { outcome: "attention_requested", workerId: lease.workerId, requestId: request!.id } }]
-          : []),
-      ]);
+      await appendEvents(tx, [{
+        workItemId: lease.workItemId,
+        type: "attention.requested",
+        actor: lease.workerId,
+        leaseId: lease.id,
+        epoch: lease.epoch,
+        data: { requestId: request!.id, kind: input.kind, blocking },
+      }]);
+      const endedLease = blocking
+        ? toLease(await endLease(tx, lease, "attention_requested", lease.workerId, { requestId: request!.id },
+            Prisma.sql`, blocking_attention_count = w.blocking_attention_count + 1`))
+        : null;
       return { request: toAttentionRequest(request!), endedLease };
     }),
   );

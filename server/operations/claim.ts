@@ -4,6 +4,7 @@ import { inTransaction, type Tx } from "../database/transaction";
 import { refuseDrainedWorker } from "../domain/draining";
 import { endExpiredLeases } from "../domain/expiry";
 import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
+import { CLAIMABLE, claimTiers } from "../domain/readiness";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
 import {
@@ -26,27 +27,6 @@ export interface ClaimResult {
   workItem: WorkItem;
   /** Attention requests raised under the item's previous lease, with their answers, for the resuming worker. */
   attention: AttentionRequest[];
-}
-
-/** Structurally ready (the partial claim index) and not held by a live lease. */
-export const CLAIMABLE = Prisma.sql`status = 'open' AND open_dependency_count = 0 AND ancestor_dependency_count = 0
-  AND open_child_count = 0 AND blocking_attention_count = 0
-  AND (lease_expires_at IS NULL OR lease_expires_at <= statement_timestamp())`;
-
-/**
- * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
- * was resolved, its previous worker takes it ahead of other ready items and everyone else
- * only after them. The three tiers partition the claimable items (held for this worker, not
- * held, held for another); each is one index-ordered probe, so claim order stays an index walk.
- */
-export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
-  if (window <= 0) return [Prisma.empty];
-  const held = Prisma.sql`continuity_worker_id IS NOT NULL AND continuity_since > statement_timestamp() - make_interval(secs => ${window})`;
-  return [
-    Prisma.sql`AND ${held} AND continuity_worker_id = ${workerId}`,
-    Prisma.sql`AND NOT (${held})`,
-    Prisma.sql`AND ${held} AND continuity_worker_id <> ${workerId}`,
-  ];
 }
 
 /**

@@ -3,12 +3,12 @@ import { inTransaction } from "../database/transaction";
 import { lockCurrentLease } from "../domain/fencing";
 import { insertWorkItems, type NewWorkItem } from "../domain/graph";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
+import { endLease } from "../domain/leases";
 import { lockGraphShape } from "../domain/readiness";
 import type { Caller, Lease, WorkItem } from "../domain/types";
-import { LEASE_COLUMNS, selectWorkItem, selectWorkItems, toLease, type LeaseRow } from "../domain/views";
+import { selectWorkItem, selectWorkItems, toLease } from "../domain/views";
 import { Prisma } from "../generated/prisma/client";
 import { notFound } from "../errors";
-import { countLeaseEnded } from "../metrics";
 import { claimNamedItem } from "./claim";
 
 export interface DecomposeInput {
@@ -40,19 +40,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
       await lockGraphShape(tx);
       const { lease, item } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
       const childIds = await insertWorkItems(tx, item.id, input.children, lease.workerId);
-      const [ended] = await tx.$queryRaw<LeaseRow[]>`
-        WITH l AS (
-          UPDATE leases SET ended_at = clock_timestamp(), outcome = 'decomposed' WHERE id = ${lease.id}::uuid RETURNING *
-        ), cleared AS (
-          UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id, updated_at = l.ended_at
-            FROM l WHERE w.id = l.work_item_id
-        ), logged AS (
-          INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-          SELECT l.work_item_id, 'lease.ended', l.worker_id, l.id, l.epoch,
-                 jsonb_build_object('outcome', 'decomposed', 'workerId', l.worker_id, 'children', ${childIds}::text[]) FROM l
-        )
-        SELECT ${LEASE_COLUMNS} FROM l`;
-      countLeaseEnded(tx, ended!);
+      const ended = await endLease(tx, lease, "decomposed", lease.workerId, { children: childIds });
 
       let childLease: Lease | null = null;
       if (input.claimChildId !== undefined) {
@@ -63,7 +51,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
       return {
         parent: (await selectWorkItem(tx, item.id))!,
         children: await selectWorkItems(tx, Prisma.sql`w.id = ANY(${childIds}::text[])`, Prisma.sql`array_position(${childIds}::text[], w.id)`),
-        endedLease: toLease(ended!),
+        endedLease: toLease(ended),
         childLease,
       };
     }),

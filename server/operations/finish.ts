@@ -2,6 +2,7 @@ import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
+import { endLease } from "../domain/leases";
 import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { countLeaseEnded } from "../metrics";
@@ -35,14 +36,11 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
     // of its start: had the fused statement below waited for the row (a new dependency on this
     // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
     // dependent and its subtree blocked by a released item for good.
-    // With it, in id order (the global lock order), the rows the release changes: the parent and
-    // the dependents.
-    await tx.$executeRaw`
-      WITH item AS (SELECT id, parent_id FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid))
-      SELECT 1 FROM work_items w
-       WHERE w.id IN (SELECT id FROM item UNION SELECT parent_id FROM item
-                      UNION SELECT e.work_item_id FROM dependencies e JOIN item ON e.depends_on_id = item.id)
-       ORDER BY w.id FOR UPDATE OF w`;
+    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
+    // Then its dependents, in id order (the global lock order): two releases with shared
+    // dependents would otherwise update them in join order and could deadlock.
+    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id IN (SELECT e.work_item_id FROM dependencies e
+      WHERE e.depends_on_id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid)) ORDER BY id FOR UPDATE`;
     const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; dependents: boolean }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
       l AS (
@@ -84,20 +82,8 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
 export async function cancel(db: Db, caller: Caller, input: CancelInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
     const { lease, item } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
-    const [ended] = await tx.$queryRaw<LeaseRow[]>`
-      WITH l AS (
-        UPDATE leases SET ended_at = clock_timestamp(), outcome = 'cancelled' WHERE id = ${lease.id}::uuid RETURNING *
-      ), item AS (
-        UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id
-          FROM l WHERE w.id = l.work_item_id
-      ), logged AS (
-        INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-        SELECT l.work_item_id, 'lease.ended', l.worker_id, l.id, l.epoch,
-               jsonb_build_object('outcome', 'cancelled', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
-      )
-      SELECT ${LEASE_COLUMNS} FROM l`;
-    countLeaseEnded(tx, ended!);
+    const ended = await endLease(tx, lease, "cancelled", lease.workerId, { reason: input.reason });
     await cancelSubtree(tx, item, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
-    return { lease: toLease(ended!), workItem: (await selectWorkItem(tx, item.id))! };
+    return { lease: toLease(ended), workItem: (await selectWorkItem(tx, item.id))! };
   });
 }

@@ -3,6 +3,7 @@ import { inTransaction } from "../database/transaction";
 import { isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, type LeaseRow } from "../domain/views";
+import { countLeaseEnded } from "../metrics";
 
 export interface RevokeInput {
   leaseId: string;
@@ -37,6 +38,7 @@ export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): P
       )
       SELECT ${LEASE_COLUMNS} FROM l`;
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
+    countLeaseEnded(tx, revoked);
     return { lease: toLease(revoked), workItem: (await selectWorkItem(tx, revoked.workItemId))! };
   });
 }

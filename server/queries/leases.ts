@@ -17,8 +17,8 @@ export async function activeLeases(db: Db, input: { workerId?: string; limit: nu
   const rows = await db.$queryRaw<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle",
            round(extract(epoch FROM l.expires_at - statement_timestamp())::numeric, 3)::float8 AS "secondsLeft"
-      FROM work_items w JOIN leases l ON l.id = w.current_lease_id
-     WHERE w.lease_expires_at > statement_timestamp()
+      FROM leases l JOIN work_items w ON w.id = l.work_item_id
+     WHERE l.ended_at IS NULL AND l.expires_at > statement_timestamp()
        ${input.workerId ? Prisma.sql`AND l.worker_id = ${input.workerId}` : Prisma.empty}
        ${input.after ? Prisma.sql`AND (l.expires_at, l.id) > (SELECT p.expires_at, p.id FROM leases p WHERE p.id = ${input.after}::uuid)` : Prisma.empty}
      ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;

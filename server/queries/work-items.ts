@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import { CLAIMABLE, claimTiers } from "../operations/claim";
 import { continuitySeconds } from "../config";
+import { CLAIMABLE, claimTiers } from "../domain/readiness";
 import type { Page, Stage, WorkItem } from "../domain/types";
 import { selectWorkItem, selectWorkItems, STAGE_SQL } from "../domain/views";
 import { notFound } from "../errors";

@@ -112,22 +112,22 @@ describe("graph edits under concurrency", () => {
   it("a dependency committed while its blocker's release waits for the row is counted off by that release", async () => {
     const { operator } = actors;
     const worker = await actors.agent("releaser");
-    await operator.workItems.create({ id: "late-x", title: "Blocker", priority: 50 });
+    await operator.workItems.create({ id: "late-0x", title: "Blocker", priority: 50 });
     await operator.workItems.create({ id: "late-a", title: "Dependent" });
     await operator.workItems.create({ id: "late-a.kid", title: "Dependent's child", parentId: "late-a" });
-    const lease = (await worker.leases.claim({ workItemId: "late-x", durationSeconds: 600 }))!;
+    const lease = (await worker.leases.claim({ workItemId: "late-0x", durationSeconds: 600 }))!;
     // Hold the dependent's child, so the dependency edit stops after writing its edge (while it
     // still holds the blocker's row) until we let it go.
     const holder = await database.connect();
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = 'late-a.kid' FOR UPDATE");
-    const adding = operator.workItems.addDependency({ workItemId: "late-a", dependsOnId: "late-x" });
+    const adding = operator.workItems.addDependency({ workItemId: "late-a", dependsOnId: "late-0x" });
     await waitingOnLocks(1);
     const releasing = worker.leases.release({ leaseId: lease.lease.id, epoch: 1, evidence: "done" });
     await waitingOnLocks(2);
     await holder.query("ROLLBACK");
     const [added, released] = await Promise.all([adding, releasing]);
-    expect(added.dependsOn).toEqual(["late-x"]);
+    expect(added.dependsOn).toEqual(["late-0x"]);
     expect(released.workItem.status).toBe("released");
 
     // The blocker is released, so nothing may stay blocked by it.
@@ -189,26 +189,13 @@ describe("graph edits under concurrency", () => {
       queuedEditDone = true;
     });
     try {
-      // …but claims never take that lock.
-      const timings: { claim: number; renew: number; release: number }[] = [];
+      // …but claims never take that lock: they all finish while the edit still holds it (had any
+      // of them waited for it, it would never finish), and the queued edit is still waiting.
       for (let i = 0; i < 5; i++) {
-        let started = performance.now();
         const claimed = await worker.leases.claim({ durationSeconds: 60 });
-        const claim = performance.now() - started;
         expect(claimed?.workItem.id).toBe(`urgent-${i + 1}`);
-        started = performance.now();
         await worker.leases.renew({ leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, durationSeconds: 120 });
-        const renew = performance.now() - started;
-        started = performance.now();
         await worker.leases.release({ leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "done while the graph was being edited" });
-        const release = performance.now() - started;
-        timings.push({ claim, renew, release });
-      }
-      console.log("claim/renew/release during a held graph edit (ms):", timings.map((t) => `${t.claim.toFixed(1)}/${t.renew.toFixed(1)}/${t.release.toFixed(1)}`).join(", "));
-      for (const timing of timings) {
-        expect(timing.claim).toBeLessThan(200);
-        expect(timing.renew).toBeLessThan(200);
-        expect(timing.release).toBeLessThan(200);
       }
       expect(queuedEditDone).toBe(false);
     } finally {

@@ -365,5 +365,5 @@ describe("work graph against a reference model", () => {
       }),
       { numRuns: 160 },
     );
-  }, 180_000);
+  }, 400_000);
 });

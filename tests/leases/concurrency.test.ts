@@ -114,7 +114,7 @@ describe("claims under real concurrency", () => {
     for (const count of perWorker.values()) expect(count).toBeGreaterThan(0);
   });
 
-  it("a next-claim skips a row another connection holds FOR UPDATE, at once (< 200 ms)", async () => {
+  it("a next-claim skips a row another connection holds FOR UPDATE, without waiting for it", async () => {
     const { operator, agent } = await actors(database);
     const skipper = await agent("skipper");
     await operator.workItems.create({ id: "held-top", title: "Top, but locked", priority: 1000 });
@@ -124,11 +124,10 @@ describe("claims under real concurrency", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT id FROM work_items WHERE id = 'held-top' FOR UPDATE");
     try {
-      const started = performance.now();
+      // The holder keeps its lock until this claim has returned: had the claim waited for the
+      // row, it would never return.
       const claimed = await skipper.leases.claim({ durationSeconds: 60 });
-      const elapsed = performance.now() - started;
       expect(claimed?.workItem.id).toBe("held-second");
-      expect(elapsed).toBeLessThan(200);
     } finally {
       await holder.query("ROLLBACK");
     }

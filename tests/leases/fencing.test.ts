@@ -177,9 +177,11 @@ describe("fencing", () => {
       Array.from({ length: rounds }, async (_, round) => {
         const id = `edge-race-${round}`;
         await operator.workItems.create({ id, title: id });
-        const lease = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease;
-        // Fire both within ±60 ms of the expiry (app and database share this machine's clock).
-        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 60 + (round * 120) / rounds));
+        const lease = (await a.leases.claim({ workItemId: id, durationSeconds: 4 }))!.lease;
+        // Fire both from 3 s before to 1 s after the expiry (app and database share this
+        // machine's clock): the earliest rounds release a live lease even on a loaded machine,
+        // the latest find it expired whatever the latency, and the ones near the instant race.
+        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 3000 + (round * 4000) / (rounds - 1)));
         const reclaim = async () => {
           // A named claim is refused while the lease is live: retry until it is not.
           for (;;) {
@@ -215,8 +217,10 @@ describe("fencing", () => {
         }
       }),
     );
-    expect(tally.released + tally.reclaimed).toBe(rounds);
-  });
+    // Both outcomes happened: the race was really run on both sides of the instant.
+    expect(tally.released).toBeGreaterThan(0);
+    expect(tally.reclaimed).toBeGreaterThan(0);
+  }, 60_000);
 
   it("a live release racing a named reclaim: the release wins, the claim is refused", async () => {
     const { operator, agent } = await actors(database);

@@ -1,9 +1,25 @@
 import { z } from "zod";
-import { resolveAttention } from "../../operations/attention";
+import { requestAttention, resolveAttention } from "../../operations/attention";
 import { getAttention, listAttention, waitForAttention } from "../../queries/attention";
+import { assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { idempotencyKey, limit, text, uuid, workItemRef, withKey, safeString } from "../schemas";
-import { requestAttentionProcedure } from "./leases";
+import { idempotencyKey, leaseRef, limit, safeString, text, uuid, workItemRef, withKey } from "../schemas";
+
+const attentionRequestInput = z.object({
+  ...leaseRef,
+  kind: z.enum(["decision", "authority", "access", "review", "help", "scope"]),
+  question: text("question", 20_000),
+  context: safeString().max(100_000).nullish(),
+  options: z.array(safeString().min(1).max(2_000)).max(50).optional(),
+  blocking: z.boolean().default(true),
+  idempotencyKey: idempotencyKey.optional(),
+  key: idempotencyKey.optional(),
+});
+
+const requestAttentionProcedure = rolesProcedure("agent").input(attentionRequestInput).mutation(({ ctx, input }) => {
+  assertActsForSelf(ctx.caller, input.workerId);
+  return requestAttention(ctx.db, ctx.caller, withKey(input));
+});
 
 export const attentionRouter = router({
   request: requestAttentionProcedure,

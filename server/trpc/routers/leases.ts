@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { requestAttention } from "../../operations/attention";
 import { claimWaiting } from "../../operations/claim-wait";
 import { decompose } from "../../operations/decompose";
 import { cancel, release } from "../../operations/finish";
@@ -88,20 +87,4 @@ export const leasesRouter = router({
     .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, input.limit, input.workerId)),
 
   history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, input.workItemId)),
-});
-
-export const attentionRequestInput = z.object({
-  ...leaseRef,
-  kind: z.enum(["decision", "authority", "access", "review", "help", "scope"]),
-  question: text("question", 20_000),
-  context: safeString().max(100_000).nullish(),
-  options: z.array(safeString().min(1).max(2_000)).max(50).optional(),
-  blocking: z.boolean().default(true),
-  idempotencyKey: idempotencyKey.optional(),
-  key: idempotencyKey.optional(),
-});
-
-export const requestAttentionProcedure = agent.input(attentionRequestInput).mutation(({ ctx, input }) => {
-  assertActsForSelf(ctx.caller, input.workerId);
-  return requestAttention(ctx.db, ctx.caller, withKey(input));
 });

@@ -1,0 +1,41 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STRUCTURALLY_READY_SQL } from "../../server/domain/readiness";
+import { STAGE_SQL } from "../../server/domain/views";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+/* The readiness predicate is defined once; the partial claim index and the stage rule must agree with it. */
+
+let database: TestDatabase;
+let sql: pg.Client;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  sql = await database.connect();
+});
+afterAll(() => database.close());
+
+const conjuncts = (predicate: string) =>
+  predicate.replace(/::text/g, "").replace(/[()]/g, "").split(/\s+AND\s+/i).map((part) => part.replace(/\s+/g, " ").trim()).sort();
+
+describe("one readiness source", () => {
+  it("the claim index's predicate in pg_indexes is STRUCTURALLY_READY_SQL", async () => {
+    const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_order_idx'");
+    const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
+    expect(conjuncts(predicate)).toEqual(conjuncts(STRUCTURALLY_READY_SQL));
+  });
+
+  it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease", async () => {
+    const stage = STAGE_SQL.strings.join("?");
+    expect(STAGE_SQL.values).toEqual([]);
+    const { rows } = await sql.query<{ mismatches: number }>(`
+      WITH w AS (
+        SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
+               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at
+          FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
+               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l
+      )
+      SELECT count(*)::int AS mismatches FROM w
+       WHERE ((${stage}) = 'ready') IS DISTINCT FROM ((${STRUCTURALLY_READY_SQL}) AND lease_expires_at IS NULL)`);
+    expect(rows[0]!.mismatches).toBe(0);
+  });
+});
