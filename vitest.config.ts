@@ -12,5 +12,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Each file gets its own database cloned from a migrated template, so files run in parallel.
     fileParallelism: true,
+    // The request log (one line per API call) would drown the test output; tests that check it raise the level.
+    env: { WORK_GRAPH_LOG_LEVEL: process.env.WORK_GRAPH_LOG_LEVEL ?? "warn" },
   },
 });

@@ -6,12 +6,13 @@
  * one. Method and the latest full run: BENCHMARKS.md. Profiling: bench/profile.ts.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createToken } from "../server/auth/tokens";
 import { createDb } from "../server/db";
+import { freePort } from "../server/database/embedded";
 import { migrateDeploy } from "../server/database/migrate";
 import { claim } from "../server/operations/claim";
 import { release } from "../server/operations/finish";
@@ -32,6 +33,8 @@ import {
   timedLoops, type CpuSample,
 } from "./support";
 
+// The in-process handlers would log every request of the load; the npm start row keeps its default (info).
+process.env.WORK_GRAPH_LOG_LEVEL ??= "warn";
 const smoke = process.argv.includes("--smoke");
 const flag = (name: string) => process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3);
 const numbers = (value: string | undefined) => value?.split(",").map(Number).filter((n) => Number.isFinite(n) && n > 0);
@@ -42,15 +45,15 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,server,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
 
-const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "raw-SQL floor"] as const;
+const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
 
 interface Measurement {
@@ -59,6 +62,8 @@ interface Measurement {
   cpu: CpuSample | null;
   /** tRPC over HTTP: CPU per cycle of the agents' process. */
   clientCpuMs?: number;
+  /** Over HTTP: median claim round trip seen by the agents (ms). */
+  claimP50Ms?: number;
   note?: string;
 }
 
@@ -109,19 +114,73 @@ async function serviceThroughput(url: string, workers: number): Promise<Measurem
   }
 }
 
-/**
- * tRPC over HTTP: the real handler (handleTrpcRequest behind a node:http server, as in the
- * tests) in this process, and the agents — one @trpc/client and one agent token per worker —
- * in a child process (bench/http-clients.ts), so the server's event loop is its own.
- * "app" CPU is the server process; the clients' CPU is reported apart.
- */
-async function httpThroughput(url: string, workers: number): Promise<Measurement> {
-  const db = createDb(url, { poolSize: workers });
+interface ApiServer {
+  url: string;
+  /** CPU (ms) the server has used so far: this process, or the spawned server's. */
+  cpuMs(): number;
+  close(): Promise<void>;
+}
+
+/** The tRPC handler behind a node:http server in this process, as in the tests. */
+async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServer> {
   const server = await startTestServer(db);
+  return {
+    url: server.url,
+    cpuMs: () => {
+      const used = process.cpuUsage();
+      return (used.user + used.system) / 1000;
+    },
+    close: () => server.close(),
+  };
+}
+
+/**
+ * What agents get from `npm start`: scripts/start.ts in its own process (`--api-only`: the
+ * API takes the same path with the dashboard, which only adds Next for pages), with its
+ * defaults — request logging included — on the bench database.
+ */
+async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
+    env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let waited = 0; ; waited += 100) {
+    if (child.exitCode !== null) throw new Error(`scripts/start.ts exited with ${child.exitCode}`);
+    if (waited > 60_000) throw new Error("scripts/start.ts did not become ready within 60 s");
+    const ready = await fetch(`${url}/api/health/ready`).then((r) => r.ok, () => false);
+    if (ready) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    url,
+    cpuMs: () => {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      return ((Number(fields[11]) + Number(fields[12])) / 100) * 1000;
+    },
+    close: async () => {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    },
+  };
+}
+
+/**
+ * Agents over HTTP — one @trpc/client and one agent token per worker — in a child process
+ * (bench/http-clients.ts), so the server's event loop is its own. `via` picks the server: the
+ * tRPC handler in this process, or the real `npm start` server in its own. "app" CPU is the
+ * server's; the clients' CPU is reported apart.
+ */
+async function httpThroughput(url: string, workers: number, via: "handler" | "npm start"): Promise<Measurement> {
+  const db = createDb(url, { poolSize: workers });
+  const server = via === "handler" ? await inProcessServer(db) : await npmStartServer(url);
   const rates: number[] = [];
   const app: number[] = [];
   const pgCpu: number[] = [];
   const clientCpu: number[] = [];
+  const claimP50: number[] = [];
   try {
     const tokens = await Promise.all(
       Array.from({ length: workers }, async (_, worker) => (await createToken(db, { role: "agent", workerId: `http-${worker}`, label: "bench" })).token),
@@ -132,22 +191,27 @@ async function httpThroughput(url: string, workers: number): Promise<Measurement
         stdio: ["ignore", "pipe", "inherit"],
       });
       let meter: ReturnType<typeof cpuMeter> | null = null;
+      let serverCpuAtWarm = 0;
       let cpu: CpuSample | null = null;
       let output = "";
       await new Promise<void>((resolve, reject) => {
         child.stdout.setEncoding("utf8");
         child.stdout.on("data", (chunk: string) => {
           output += chunk;
-          if (!meter && output.includes("warm\n")) meter = cpuMeter(postmasterPid);
-          if (meter && !cpu && /\{.*\}\n/.test(output)) cpu = meter.stop();
+          if (!meter && output.includes("warm\n")) {
+            meter = cpuMeter(postmasterPid);
+            serverCpuAtWarm = server.cpuMs();
+          }
+          if (meter && !cpu && /\{.*\}\n/.test(output)) cpu = { ...meter.stop(), appMs: server.cpuMs() - serverCpuAtWarm };
         });
         child.on("error", reject);
         child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`http-clients exited with ${code}: ${output}`))));
       });
-      const result = JSON.parse(output.slice(output.indexOf("{"))) as { rate: number; cpuMs: number };
+      const result = JSON.parse(output.slice(output.indexOf("{"))) as { rate: number; cpuMs: number; claimP50Ms: number | null };
       const cycles = Math.max(1, (result.rate * config.windowMs) / 1000);
       rates.push(result.rate);
       clientCpu.push(result.cpuMs / cycles);
+      if (result.claimP50Ms !== null) claimP50.push(result.claimP50Ms);
       if (cpu) {
         const sample: CpuSample = cpu;
         app.push(sample.appMs / cycles);
@@ -162,6 +226,7 @@ async function httpThroughput(url: string, workers: number): Promise<Measurement
     perSecond: median(rates),
     cpu: { appMs: median(app), postgresMs: pgCpu.length ? median(pgCpu) : null },
     clientCpuMs: median(clientCpu),
+    ...(claimP50.length ? { claimP50Ms: median(claimP50) } : {}),
   };
 }
 
@@ -415,7 +480,8 @@ async function main() {
     for (const workers of config.workers) {
       const fresh = async (name: string, withSchema = true) => createDatabase(server.adminUrl, name, withSchema ? template : undefined);
       if (parts.has("service")) throughput["Work Graph, service layer"][workers] = await serviceThroughput(await fresh("bench_service"), workers);
-      if (parts.has("http")) throughput["Work Graph, tRPC over HTTP"][workers] = await httpThroughput(await fresh("bench_http"), workers);
+      if (parts.has("http")) throughput["Work Graph, tRPC over HTTP"][workers] = await httpThroughput(await fresh("bench_http"), workers, "handler");
+      if (parts.has("server")) throughput["Work Graph, npm start server"][workers] = await httpThroughput(await fresh("bench_server"), workers, "npm start");
       if (parts.has("floor")) throughput["raw-SQL floor"][workers] = await floorThroughput(await fresh("bench_floor", false), workers);
       for (const contender of parts.has("contenders") ? CONTENDERS : []) {
         if (missing) {
@@ -430,7 +496,7 @@ async function main() {
         throughput[contender][workers] = { perSecond: result.jobsPerSecond, cpu: result.cpu, note: result.note };
         if (result.note) log(`${contender}: ${result.note}`);
       }
-      for (const name of ["bench_service", "bench_http", "bench_floor", "bench_contender"]) await dropDatabase(server.adminUrl, name);
+      for (const name of ["bench_service", "bench_http", "bench_server", "bench_floor", "bench_contender"]) await dropDatabase(server.adminUrl, name);
       log(`${workers} workers: ${Object.entries(throughput).map(([k, v]) => `${k} ${v[workers]?.perSecond?.toFixed(0) ?? "—"}`).join(" · ")}`);
     }
 
@@ -525,7 +591,23 @@ function targets(throughput: Record<Row, Record<number, Measurement>>, scales: S
   const large = scales.at(-1);
   const scaleRatio = small && large && small !== large ? large.claimP50 / small.claimP50 : null;
   const show = (value: number | null, digits = 2) => (value === null ? "n/a" : value.toFixed(digits));
+  const served = throughput["Work Graph, npm start server"];
+  const servedAt = served[at]?.perSecond ?? null;
+  const servedMost = config.workers.at(-1)!;
+  const servedMostRate = served[servedMost]?.perSecond ?? null;
+  const servedOne = served[config.workers[0]!]?.claimP50Ms ?? null;
   return [
+    { target: `npm start server at ${at} agents ≥ 600 cycles/s`, measured: show(servedAt, 0), met: servedAt === null ? null : servedAt >= 600 },
+    {
+      target: `npm start server: claim p50 at ${config.workers[0]} agent(s) ≤ 3 ms`,
+      measured: servedOne === null ? "n/a" : `${show(servedOne)} ms`,
+      met: servedOne === null ? null : servedOne <= 3,
+    },
+    {
+      target: `npm start server at ${servedMost} agents ≥ 0.9 × at ${at}`,
+      measured: servedAt && servedMostRate !== null && servedMost !== at ? `${show(servedMostRate / servedAt)} ×` : "n/a",
+      met: servedAt && servedMostRate !== null && servedMost !== at ? servedMostRate / servedAt >= 0.9 : null,
+    },
     { target: `service layer at ${at} workers ≥ 0.5 × graphile-worker (unbatched)`, measured: vsGraphile === null ? "n/a" : `${show(vsGraphile)} ×`, met: vsGraphile === null ? null : vsGraphile >= 0.5 },
     { target: `service layer at ${at} workers ≥ 0.6 × raw-SQL floor`, measured: vsFloor === null ? "n/a" : `${show(vsFloor)} ×`, met: vsFloor === null ? null : vsFloor >= 0.6 },
     {
@@ -600,6 +682,9 @@ function renderMarkdown(report: {
     ...header("service layer ÷ contender"),
     ...(["raw-SQL floor", ...CONTENDERS] as Row[]).map((other) => `| ÷ ${other} | ${ratio(ours, other).join(" | ")} |`),
     `| tRPC over HTTP ÷ service layer | ${ratio(http, "Work Graph, service layer").join(" | ")} |`,
+    "",
+    ...header("claim round trip p50 over HTTP (ms)"),
+    ...(["Work Graph, tRPC over HTTP", "Work Graph, npm start server"] as Row[]).map((name) => `| ${name} | ${workers.map((w) => report.throughput[name][w]?.claimP50Ms?.toFixed(2) ?? "—").join(" | ")} |`),
     "",
     ...header("CPU ms per cycle: app process + PostgreSQL"),
     ...Object.entries(report.throughput).map(([name, values]) => `| ${name} | ${workers.map((w) => cpu(values[w])).join(" | ")} |`),

@@ -20,7 +20,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } fr
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { markDraining, recordSweepPass } from "../server/health";
 import { startExpirySweeper } from "../server/operations/sweep";
-import { handleApiOnly } from "../server/process/api-only";
+import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
@@ -133,7 +133,8 @@ async function main() {
     app = next({ dev, dir: root, port });
     await app.prepare();
     const nextHandler = app.getRequestHandler();
-    handle = (req, res) => nextHandler(req, res);
+    // The API skips Next's router (server/http/node-api.ts); pages and /api/session go to Next.
+    handle = (req, res) => (servesApi(req.url) ? handleNodeApi(req, res) : nextHandler(req, res));
   }
 
   // In-flight requests are counted so a stop can wait for them (graceful drain).

@@ -35,20 +35,49 @@ export function callerFromToken(row: TokenIdentity): Caller {
 }
 
 /**
+ * Recently authenticated tokens, per database client: a busy agent's calls skip the lookup.
+ * An entry lives AUTH_CACHE_MS; revoking a token through this process clears the cache at
+ * once, and another app instance sees a revocation within AUTH_CACHE_MS. Only known tokens
+ * are kept (a new token works at once) and the map is bounded, so random tokens cannot grow it.
+ */
+const AUTH_CACHE_MS = 1_000;
+const AUTH_CACHE_MAX = 10_000;
+const authCache = new WeakMap<object, Map<string, { caller: Caller; until: number; generation: number }>>();
+/** Bumped by every revocation in this process: older cache entries no longer count. */
+let revocations = 0;
+
+function cachedCallers(db: Db | Tx): Map<string, { caller: Caller; until: number; generation: number }> {
+  let callers = authCache.get(db);
+  if (!callers) authCache.set(db, (callers = new Map()));
+  return callers;
+}
+
+/**
  * The caller a bearer token stands for, or null when it is unknown or revoked. Records when
  * the token was last used, at most once a minute per token: the conditional UPDATE writes
  * nothing while the stored time is recent, so busy tokens cost no extra writes.
  */
 export async function authenticate(db: Db | Tx, token: string): Promise<Caller | null> {
+  const hash = hashToken(token);
+  const callers = cachedCallers(db);
+  const cached = callers.get(hash);
+  if (cached && cached.generation === revocations && cached.until > performance.now()) return cached.caller;
   const [row] = await db.$queryRaw<TokenIdentity[]>`
     WITH t AS (
-      SELECT id, role, worker_id, label, last_used_at FROM api_tokens WHERE token_hash = ${hashToken(token)} AND revoked_at IS NULL
+      SELECT id, role, worker_id, label, last_used_at FROM api_tokens WHERE token_hash = ${hash} AND revoked_at IS NULL
     ), used AS (
       UPDATE api_tokens a SET last_used_at = statement_timestamp() FROM t
        WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < statement_timestamp() - interval '1 minute')
     )
     SELECT id::text, role, worker_id AS "workerId", label FROM t`;
-  return row ? callerFromToken(row) : null;
+  if (!row) {
+    callers.delete(hash);
+    return null;
+  }
+  const caller = callerFromToken(row);
+  if (callers.size >= AUTH_CACHE_MAX) callers.clear();
+  callers.set(hash, { caller, until: performance.now() + AUTH_CACHE_MS, generation: revocations });
+  return caller;
 }
 
 export interface CreateTokenInput {
@@ -97,6 +126,7 @@ export async function revokeToken(db: Db | Tx, id: string) {
     ), ended AS (DELETE FROM dashboard_sessions WHERE token_id IN (SELECT id FROM revoked))
     SELECT id::text, revoked_at AS "revokedAt" FROM revoked`;
   if (!row) throw notFound("token", id);
+  revocations++;
   return { id: row.id, revokedAt: row.revokedAt.toISOString() };
 }
 

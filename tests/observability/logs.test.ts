@@ -3,11 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { insertReadyItems } from "../support/fixtures";
+import { logger } from "../../server/log";
 
 let database: TestDatabase;
 let sql: pg.Client;
 let server: Awaited<ReturnType<typeof startTestServer>>;
 beforeAll(async () => {
+  logger().level = "info"; // vitest.config.ts quiets the request log for every other file
   database = await createTestDatabase();
   sql = await database.connect();
   server = await startTestServer(database.db);

@@ -217,7 +217,12 @@ describe("unexpected errors (10.4)", () => {
     const token = (await callerAs(broken.db, "operator")).token;
     const client = await broken.connect();
     await client.query("ALTER TABLE work_items RENAME TO work_items_gone");
-    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    // The server log is pino on stdout (server/log.ts): one JSON line per failure, with the request id.
+    const written: string[] = [];
+    const logged = vi.spyOn(process.stdout, "write").mockImplementation((chunk: string | Uint8Array) => {
+      written.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString("utf8"));
+      return true;
+    });
     try {
       const reply = await call(brokenServer.url, { path: "workItems.list", type: "query" }, {}, bearer(token));
       expect(reply.status).toBe(500);
@@ -225,7 +230,7 @@ describe("unexpected errors (10.4)", () => {
       expect(reply.body.error.data).toEqual({ code: "INTERNAL_SERVER_ERROR", httpStatus: 500, path: "workItems.list", reason: "INTERNAL", detail: { requestId } });
       expect(reply.body.error.message).toBe(`internal error; the server log has the details under request id ${requestId}`);
       expect(reply.text).not.toMatch(INTERNALS);
-      const logLine = logged.mock.calls.map((args) => args.map(String).join(" ")).find((line) => line.includes(requestId!));
+      const logLine = written.join("").split("\n").find((line) => line.includes(requestId!) && line.includes('"err"'));
       expect(logLine).toMatch(/work_items/);
     } finally {
       logged.mockRestore();

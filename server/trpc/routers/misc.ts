@@ -36,8 +36,8 @@ export const eventsRouter = router({
     .input(z.object({
       after: z.number().int().min(0).optional(),
       workItemId: workItemRef.optional(),
-      types: z.array(z.string().min(1).max(100)).min(1).max(50).optional(),
-      lastEventId: z.string().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
+      types: z.array(safeString().min(1).max(100)).min(1).max(50).optional(),
+      lastEventId: safeString().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
     }).default({}))
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;

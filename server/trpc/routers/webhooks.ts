@@ -2,12 +2,11 @@ import { z } from "zod";
 import { createWebhook, deleteWebhook, queueTestDelivery } from "../../operations/webhooks";
 import { listDeliveries, listWebhooks } from "../../queries/webhooks";
 import { rolesProcedure, router } from "../init";
-import { limit, uuid } from "../schemas";
+import { limit, safeString, uuid } from "../schemas";
 
 const admin = rolesProcedure();
 
-const webhookUrl = z
-  .string()
+const webhookUrl = safeString()
   .max(2_000)
   .refine((value) => URL.canParse(value), { message: "url must be an absolute URL" })
   .refine((value) => !URL.canParse(value) || ["http:", "https:"].includes(new URL(value).protocol), {
@@ -15,8 +14,7 @@ const webhookUrl = z
   });
 
 /** An event type ("attention.requested"), a prefix ("attention.*"), or "*". */
-const eventPattern = z
-  .string()
+const eventPattern = safeString()
   .max(100)
   .regex(/^(\*|[a-z0-9_]+(\.[a-z0-9_]+)*(\.\*)?)$/, 'an event type such as "lease.ended", a prefix such as "attention.*", or "*"');
 
@@ -27,7 +25,7 @@ export const webhooksRouter = router({
         url: webhookUrl,
         events: z.array(eventPattern).min(1).max(50).default(["*"]),
         format: z.enum(["json", "slack"]).default("json"),
-        label: z.string().max(200).optional(),
+        label: safeString().max(200).optional(),
       }),
     )
     .mutation(({ ctx, input }) => createWebhook(ctx.db, input)),

@@ -1,0 +1,68 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Readable } from "node:stream";
+import { getDb } from "../db";
+import { healthResponse, liveness, readiness } from "../health";
+import { handleTrpcRequest } from "../trpc/http";
+import { handleMetricsRequest } from "./metrics";
+
+/**
+ * The API served straight from Node's HTTP server, in front of Next (scripts/start.ts): an
+ * agent's call does not go through Next's router, which cost about as much CPU per request as
+ * the API's own work (BENCHMARKS.md). The routes call the same functions as the route handlers
+ * in app/api/ (which stay for `next dev`). `/api/session` (the dashboard login) stays with Next.
+ */
+const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$)/;
+
+/** Whether `handleNodeApi` answers this request; everything else goes to Next. */
+export const servesApi = (url: string | undefined): boolean => API_PATH.test(url ?? "");
+
+/** Headers next.config.js sets on every page; the API path bypasses Next, so they are set here. */
+const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "no-referrer" };
+
+function toRequest(req: IncomingMessage, url: URL, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [key, value] of Object.entries(req.headers)) {
+    if (typeof value === "string") headers.set(key, value);
+    else if (Array.isArray(value)) for (const item of value) headers.append(key, item);
+  }
+  const hasBody = req.method !== "GET" && req.method !== "HEAD";
+  return new Request(url, {
+    method: req.method,
+    headers,
+    signal,
+    // Streamed: the tRPC handler authenticates first and reads at most WORK_GRAPH_MAX_BODY_BYTES.
+    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
+    ...(hasBody ? { duplex: "half" } : {}),
+  } as RequestInit);
+}
+
+async function route(request: Request, pathname: string): Promise<Response> {
+  if (pathname === "/api/health/live") return healthResponse(liveness());
+  if (pathname === "/api/health/ready") return healthResponse(await readiness(getDb()));
+  if (pathname === "/api/metrics") return handleMetricsRequest(getDb(), request);
+  return handleTrpcRequest(getDb(), request);
+}
+
+/** Answers one API request; a client that goes away aborts it (waiting claims and event streams stop). */
+export async function handleNodeApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
+  const gone = new AbortController();
+  res.once("close", () => gone.abort());
+  const response = await route(toRequest(req, url, gone.signal), url.pathname);
+  res.writeHead(response.status, { ...SECURITY_HEADERS, ...Object.fromEntries(response.headers) });
+  // Streamed, not buffered: events.stream (Server-Sent Events) never ends by itself.
+  const reader = response.body?.getReader();
+  for (let chunk = await reader?.read(); chunk && !chunk.done && !res.destroyed; chunk = await reader!.read()) {
+    if (!res.write(chunk.value)) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
+  }
+  if (res.destroyed) await reader?.cancel().catch(() => {});
+  res.end();
+}
+
+/** `npm start -- --api-only`: only the API; any other path is a 404 that says why. */
+export async function handleApiOnly(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (servesApi(req.url)) return handleNodeApi(req, res);
+  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/* and /api/metrics exist" });
+  res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "application/json" });
+  res.end(body);
+}
