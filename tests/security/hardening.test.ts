@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { call, DOCUMENTED_REASONS, fields, INTERNALS, procedures, type Reply } from "./support";
+import { call, subscriptionError, DOCUMENTED_REASONS, fields, INTERNALS, procedures, type Reply } from "./support";
 
 /*
  * Issue 10 items 2–5: batch and body limits (checked before anything is read, and while
@@ -176,8 +176,15 @@ describe("NUL and lone surrogates (10.4)", () => {
     const before = await database.db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM work_items`;
     for (const { procedure, field } of stringFields) {
       const input = fieldInput(field.path, value);
-      const reply = await call(server.url, procedure, input, bearer(admin));
       const where = `${procedure.path} ${field.path.join(".")}`;
+      if (procedure.type === "subscription") {
+        // A subscription answers 200 and reports the refusal as the stream's first error frame.
+        const streamed = await subscriptionError(server.url, procedure.path, input, bearer(admin));
+        expect(streamed.error?.data.reason, where).toBe("VALIDATION");
+        expect(streamed.error?.message, where).not.toMatch(INTERNALS);
+        continue;
+      }
+      const reply = await call(server.url, procedure as { path: string; type: "query" | "mutation" }, input, bearer(admin));
       expect(reply.status, `${where}: ${reply.text}`).toBe(400);
       expect(reply.body.error.data.reason, where).toBe("VALIDATION");
       expect(reply.body.error.message, where).not.toMatch(INTERNALS);

@@ -7,13 +7,13 @@ import { appRouter } from "../../server/trpc/root";
 type AnySchema = z.ZodType;
 interface ProcedureInfo {
   path: string;
-  type: "query" | "mutation";
+  type: "query" | "mutation" | "subscription";
   input: AnySchema | undefined;
 }
 
 /** Every procedure the router serves, with its input schema. */
 export function procedures(): ProcedureInfo[] {
-  const record = appRouter._def.procedures as unknown as Record<string, { _def: { type: "query" | "mutation"; inputs: AnySchema[] } }>;
+  const record = appRouter._def.procedures as unknown as Record<string, { _def: { type: "query" | "mutation" | "subscription"; inputs: AnySchema[] } }>;
   return Object.entries(record).map(([procedurePath, procedure]) => ({
     path: procedurePath,
     type: procedure._def.type,
@@ -99,6 +99,32 @@ export interface Reply {
 }
 
 /** One API call over HTTP: a query as GET ?input=, a mutation as POST with the JSON body (or `rawBody`). */
+/**
+ * Opens a subscription (Server-Sent Events) and returns the first `serialized-error` frame's
+ * error (tRPC reports a refused input inside the stream, after a 200), or null when none came
+ * within `timeoutMs`.
+ */
+export async function subscriptionError(baseUrl: string, path: string, input: unknown, headers: Record<string, string>, timeoutMs = 5_000): Promise<{ status: number; error: { message: string; data: { reason: string } } | null }> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), timeoutMs);
+  try {
+    const response = await fetch(`${baseUrl}/api/trpc/${path}?input=${encodeURIComponent(JSON.stringify(input))}`, { headers, signal: abort.signal });
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = "";
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (chunk.done) break;
+      text += chunk.value;
+      const frame = /event: serialized-error\ndata: (.*)\n/.exec(text);
+      if (frame) return { status: response.status, error: JSON.parse(frame[1]!) };
+    }
+    return { status: response.status, error: null };
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+}
+
 export async function call(baseUrl: string, procedure: { path: string; type: "query" | "mutation" }, input: unknown, headers: Record<string, string>, rawBody?: string): Promise<Reply> {
   const url =
     procedure.type === "query"
