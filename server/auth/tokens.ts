@@ -46,6 +46,11 @@ const authCache = new WeakMap<object, Map<string, { caller: Caller; until: numbe
 /** Bumped by every revocation in this process: older cache entries no longer count. */
 let revocations = 0;
 
+/** Drops every cached authentication (a revocation does this; tests that edit tokens in SQL call it). */
+export function forgetAuthenticatedTokens(): void {
+  revocations++;
+}
+
 function cachedCallers(db: Db | Tx): Map<string, { caller: Caller; until: number; generation: number }> {
   let callers = authCache.get(db);
   if (!callers) authCache.set(db, (callers = new Map()));
@@ -126,7 +131,7 @@ export async function revokeToken(db: Db | Tx, id: string) {
     ), ended AS (DELETE FROM dashboard_sessions WHERE token_id IN (SELECT id FROM revoked))
     SELECT id::text, revoked_at AS "revokedAt" FROM revoked`;
   if (!row) throw notFound("token", id);
-  revocations++;
+  forgetAuthenticatedTokens();
   return { id: row.id, revokedAt: row.revokedAt.toISOString() };
 }
 

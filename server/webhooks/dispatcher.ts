@@ -1,3 +1,4 @@
+import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
 import { STAGE_SQL, toEvent } from "../domain/views";
 import type { WorkGraphEvent } from "../domain/types";
@@ -263,7 +264,10 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   const concurrency = options.concurrency ?? 64;
   const perWebhook = options.perWebhook ?? 16;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
-  const onError = options.onError ?? ((error: unknown) => console.error("[work-graph] webhook dispatcher:", error));
+  // A database outage is reported once by the availability log (server/database/availability.ts), not per poll.
+  const onError = options.onError ?? ((error: unknown) => {
+    if (!isDatabaseUnavailable(error)) console.error("[work-graph] webhook dispatcher:", error);
+  });
   const stopping = new AbortController();
   const busy = new Map<string, number>();
   const inFlight = new Set<Promise<void>>();

@@ -1,3 +1,4 @@
+import { revokeToken } from "../../server/auth/tokens";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -77,7 +78,7 @@ describe("GET /api/metrics", () => {
   it("refuses an agent with 403 and a missing, unknown or revoked token with 401", async () => {
     const agent = await callerAs(database.db, "agent", "metrics-agent");
     const revoked = await callerAs(database.db, "operator");
-    await sql.query("UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE id = $1", [revoked.caller.tokenId]);
+    await revokeToken(database.db, revoked.caller.tokenId);
     expect((await scrape(server.url, agent.token)).status).toBe(403);
     expect((await scrape(server.url)).status).toBe(401);
     expect((await scrape(server.url, "wgo_not-a-real-token")).status).toBe(401);

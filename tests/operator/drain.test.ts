@@ -181,7 +181,7 @@ describe("tokens.list lastUsedAt", () => {
     const { token } = await admin.tokens.create({ role: "agent", workerId: "lu-agent", label: "last-used" });
     const find = async () => (await admin.tokens.list()).find((entry) => entry.label === "last-used")!;
     expect((await find()).lastUsedAt).toBeNull();
-    const { authenticate } = await import("../../server/auth/tokens");
+    const { authenticate, forgetAuthenticatedTokens } = await import("../../server/auth/tokens");
     await authenticate(database.db, token);
     const first = (await find()).lastUsedAt;
     expect(first).not.toBeNull();
@@ -192,6 +192,7 @@ describe("tokens.list lastUsedAt", () => {
     expect((await find()).lastUsedAt).toBe(first);
     // Older than a minute: the next use writes it again.
     await sql.query("UPDATE api_tokens SET last_used_at = last_used_at - interval '61 seconds' WHERE label = 'last-used'");
+    forgetAuthenticatedTokens(); // the next call reads the token row again instead of the 1 s cache
     await authenticate(database.db, token);
     expect(Date.parse((await find()).lastUsedAt!)).toBeGreaterThan(Date.parse(first!) - 1000);
   });
