@@ -8,7 +8,7 @@ import type { Outputs } from "./types";
 import { ApiError, Loading, Section } from "./ui";
 
 /*
- * Activity charts, drawn as plain SVG (README "Decisions": no chart library). Each chart's SVG
+ * Activity charts, drawn as plain SVG (docs/dashboard.md "Activity charts decision": no chart library). Each chart's SVG
  * only draws shapes and is hidden from assistive technology; its numbers are in a table that
  * screen readers read instead (visually hidden), and the axis labels are HTML so they stay
  * legible when the SVG stretches to a phone's width.

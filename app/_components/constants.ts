@@ -5,5 +5,5 @@
  */
 export const CSRF_HEADER = "x-work-graph-csrf";
 
-/** Fallback poll of every dashboard query; changes arrive through events.stream (README "Live updates"). */
+/** Fallback poll of every dashboard query; changes arrive through events.stream (docs/dashboard.md "Live updates"). */
 export const POLL_MS = 15_000;
