@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
-import { getDb } from "../db";
+import { getDb, type Db } from "../db";
 import { healthResponse, liveness, readiness } from "../health";
 import { handleTrpcRequest } from "../trpc/http";
 import { handleMetricsRequest } from "./metrics";
@@ -36,19 +36,22 @@ function toRequest(req: IncomingMessage, url: URL, signal: AbortSignal): Request
   } as RequestInit);
 }
 
-async function route(request: Request, pathname: string): Promise<Response> {
+async function route(db: Db, request: Request, pathname: string): Promise<Response> {
   if (pathname === "/api/health/live") return healthResponse(liveness());
-  if (pathname === "/api/health/ready") return healthResponse(await readiness(getDb()));
-  if (pathname === "/api/metrics") return handleMetricsRequest(getDb(), request);
-  return handleTrpcRequest(getDb(), request);
+  if (pathname === "/api/health/ready") return healthResponse(await readiness(db));
+  if (pathname === "/api/metrics") return handleMetricsRequest(db, request);
+  return handleTrpcRequest(db, request);
 }
 
-/** Answers one API request; a client that goes away aborts it (waiting claims and event streams stop). */
-export async function handleNodeApi(req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Answers one API request on `db` (the process-wide client unless given; the tests pass their
+ * own); a client that goes away aborts it (waiting claims and event streams stop).
+ */
+export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, db: Db = getDb()): Promise<void> {
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const response = await route(toRequest(req, url, gone.signal), url.pathname);
+  const response = await route(db, toRequest(req, url, gone.signal), url.pathname);
   res.writeHead(response.status, { ...SECURITY_HEADERS, ...Object.fromEntries(response.headers) });
   // Streamed, not buffered: events.stream (Server-Sent Events) never ends by itself.
   const reader = response.body?.getReader();

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { apiUrl, createWorkGraphClient, type AttentionRequest, type Lease, type WorkGraphClient, type WorkItem } from "../sdk/client";
-import { toWorkGraphError, WorkGraphError } from "../sdk/errors";
+import { retryIdempotent, toWorkGraphError, WorkGraphError } from "../sdk/errors";
 import { EXIT, exitCodeFor } from "./exit-codes";
 import { defaultStatePath, LeaseState } from "./state";
 import { COMMAND_HELP, helpText, PRIME } from "./text";
@@ -192,18 +192,6 @@ function valueOrFile(value: string): string {
 
 const newKey = () => globalThis.crypto.randomUUID();
 
-/** Retries a call that carries an idempotency key when no answer came back: the replay cannot apply twice. */
-async function withKeyRetry<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (!error.retryable || attempt >= 3) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // the lease an item command acts with
@@ -288,7 +276,7 @@ const commands: Record<string, Command> = {
     const wait = waitOption(context, "wait", "claim") ?? 0;
     // The same key on every step: a waiting claim that found nothing stores nothing under it.
     const claimed = await waitInSteps(wait, (waitSeconds) =>
-      withKeyRetry(() => context.client().leases.claim.mutate(waitSeconds > 0 ? { ...input, waitSeconds } : input)),
+      retryIdempotent(() => context.client().leases.claim.mutate(waitSeconds > 0 ? { ...input, waitSeconds } : input)),
     );
     if (!claimed) {
       const human = wait > 0 ? `Nothing became ready to claim within ${seconds(wait)}.` : "Nothing is ready to claim. Try again later (or wait: --wait 60).";
@@ -325,7 +313,7 @@ const commands: Record<string, Command> = {
     const content = words.length === 1 && words[0] === "-" ? readStdin() : words.join(" ");
     const key = context.values.key ?? newKey();
     const note = await withLease(context, item, "note", (ref) =>
-      withKeyRetry(() => context.client().leases.note.mutate({ leaseId: ref.leaseId, epoch: ref.epoch, content, idempotencyKey: key })));
+      retryIdempotent(() => context.client().leases.note.mutate({ leaseId: ref.leaseId, epoch: ref.epoch, content, idempotencyKey: key })));
     return { data: note, human: `Noted on ${item} (epoch ${note.epoch}).` };
   },
 
@@ -362,7 +350,7 @@ const commands: Record<string, Command> = {
     if (!Array.isArray(children)) throw new UsageError("--children-json must be a JSON array of children", "decompose");
     const key = context.values.key ?? newKey();
     const result = await withLease(context, item, "decompose", (ref) =>
-      withKeyRetry(() => context.client().leases.decompose.mutate({
+      retryIdempotent(() => context.client().leases.decompose.mutate({
         leaseId: ref.leaseId,
         epoch: ref.epoch,
         children: children as { title: string }[],
@@ -388,7 +376,7 @@ const commands: Record<string, Command> = {
     const blocking = !context.values["non-blocking"];
     const key = context.values.key ?? newKey();
     const result = await withLease(context, item, "attention request", (ref) =>
-      withKeyRetry(() => context.client().attention.request.mutate({
+      retryIdempotent(() => context.client().attention.request.mutate({
         leaseId: ref.leaseId,
         epoch: ref.epoch,
         kind: kind as AttentionRequest["kind"],
@@ -449,7 +437,7 @@ const commands: Record<string, Command> = {
     const timeout = waitOption(context, "timeout", "attention wait") ?? 3600;
     let latest: AttentionRequest | null = null;
     await waitInSteps(timeout, async (timeoutSeconds) => {
-      latest = await withKeyRetry(() => context.client().attention.wait.query({ id, timeoutSeconds: Math.max(1, timeoutSeconds) }));
+      latest = await retryIdempotent(() => context.client().attention.wait.query({ id, timeoutSeconds: Math.max(1, timeoutSeconds) }));
       return latest.status === "resolved" ? latest : null;
     });
     const request = latest!;
@@ -469,7 +457,7 @@ const commands: Record<string, Command> = {
     noExtraArgs(context, 1, "attention resolve");
     const resolution = required(context, "resolution", "attention resolve");
     const key = context.values.key ?? newKey();
-    const result = await withKeyRetry(() => context.client().attention.resolve.mutate({ id, resolution, idempotencyKey: key }));
+    const result = await retryIdempotent(() => context.client().attention.resolve.mutate({ id, resolution, idempotencyKey: key }));
     return { data: result, human: `Resolved ${id}. ${result.workItem.id} is now ${result.workItem.stage}.` };
   },
 
@@ -533,7 +521,7 @@ const commands: Record<string, Command> = {
     noExtraArgs(context, 0, "create");
     const title = required(context, "title", "create");
     const key = context.values.key ?? newKey();
-    const item = await withKeyRetry(() => context.client().workItems.create.mutate({
+    const item = await retryIdempotent(() => context.client().workItems.create.mutate({
       id: context.values.id,
       title,
       description: context.values.description,
@@ -555,7 +543,7 @@ const commands: Record<string, Command> = {
       return { data: result, human: `${item} no longer depends on ${on} (${result.stage}).` };
     }
     const key = context.values.key ?? newKey();
-    const result = await withKeyRetry(() => client.workItems.addDependency.mutate({ workItemId: item, dependsOnId: on, idempotencyKey: key }));
+    const result = await retryIdempotent(() => client.workItems.addDependency.mutate({ workItemId: item, dependsOnId: on, idempotencyKey: key }));
     return { data: result, human: `${item} now depends on ${on} (${result.stage}).` };
   },
 

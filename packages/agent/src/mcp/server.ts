@@ -7,7 +7,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
-import { toWorkGraphError } from "../sdk/errors";
+import { retryIdempotent, toWorkGraphError } from "../sdk/errors";
 import { workflow } from "../workflow";
 import { SessionLeases } from "./leases";
 
@@ -81,18 +81,6 @@ function failure(thrown: unknown, workItemId?: string): CallToolResult {
   };
 }
 
-/** Repeats a call that carries an idempotency key when no answer came back: the replay cannot apply twice. */
-async function retrying<T>(call: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (!error.retryable || attempt >= 3) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // waiting
@@ -192,7 +180,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
           const secondsLeft = Math.max(0, Math.min(60, Math.floor((deadline - sentAt) / 1000)));
           // `waitSeconds` lets a server that supports it hold the call; older servers ignore it and we poll.
           const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: secondsLeft, idempotencyKey: globalThis.crypto.randomUUID() };
-          const result = await retrying(() => client.leases.claim.mutate(input));
+          const result = await retryIdempotent(() => client.leases.claim.mutate(input));
           if (result) return { result, sentAt };
           if (workItemId || performance.now() >= deadline || extra.signal.aborted) return null;
           await sleep(Math.min(pause, deadline - performance.now()), extra.signal);
@@ -250,7 +238,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const note = await leases.write(workItemId, (lease) =>
-        retrying(() => client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key })), () => false);
+        retryIdempotent(() => client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key })), () => false);
       return ok(`Noted on ${workItemId}.`, { note });
     } catch (error) {
       return failure(error, workItemId);
@@ -308,7 +296,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const sentAt = performance.now();
-      const result = await leases.write(workItemId, (lease) => retrying(() => client.leases.decompose.mutate({
+      const result = await leases.write(workItemId, (lease) => retryIdempotent(() => client.leases.decompose.mutate({
         leaseId: lease.id, epoch: lease.epoch, children, claimChildId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: key,
       })), () => true);
       if (result.childLease) leases.hold(result.childLease, DEFAULT_LEASE_SECONDS, sentAt);
@@ -337,7 +325,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ workItemId, question, kind, options, context, blocking, waitSeconds }, extra) => {
     try {
       const key = globalThis.crypto.randomUUID();
-      const asked = await leases.write(workItemId, (lease) => retrying(() => client.attention.request.mutate({
+      const asked = await leases.write(workItemId, (lease) => retryIdempotent(() => client.attention.request.mutate({
         leaseId: lease.id, epoch: lease.epoch, kind: kind ?? "decision", question, options, context, blocking: blocking ?? true, idempotencyKey: key,
       })), (result) => result.endedLease !== null);
       const { request } = asked;
@@ -359,7 +347,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
       const sentAt = performance.now();
       try {
         const reclaim = { workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: globalThis.crypto.randomUUID() };
-        const claimed = await retrying(() => client.leases.claim.mutate(reclaim));
+        const claimed = await retryIdempotent(() => client.leases.claim.mutate(reclaim));
         if (!claimed) throw new Error(`${workItemId} could not be claimed`);
         leases.hold(claimed.lease, DEFAULT_LEASE_SECONDS, sentAt);
         const text = [
@@ -390,7 +378,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ title, description, parentId, dependsOn, priority }) => {
     try {
       const input = { title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() };
-      const item = await retrying(() => client.workItems.create.mutate(input));
+      const item = await retryIdempotent(() => client.workItems.create.mutate(input));
       return ok(`Created ${item.id} (${item.stage}).`, { workItem: item });
     } catch (error) {
       return failure(error);
