@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
+import { POLL_MS } from "./constants";
 import { useTRPC } from "./trpc";
 import { ApiError, Empty, Loading, Section, Time } from "./ui";
 
@@ -60,7 +61,12 @@ function AddWebhook({ onCreated }: { onCreated: (created: { id: string; secret: 
 
 function Deliveries({ webhookId }: { webhookId: string }) {
   const trpc = useTRPC();
-  const deliveries = useQuery(trpc.webhooks.deliveries.queryOptions({ webhookId, limit: 50 }));
+  // Attempts write no event, so the event stream cannot announce them: poll every second while
+  // a delivery is still pending (the first attempt comes within about 3 s of its event).
+  const deliveries = useQuery({
+    ...trpc.webhooks.deliveries.queryOptions({ webhookId, limit: 50 }),
+    refetchInterval: (query) => (query.state.data?.some((delivery) => delivery.status === "pending") ? 1_000 : POLL_MS),
+  });
   if (deliveries.error) return <ApiError error={deliveries.error} />;
   if (!deliveries.data) return <Loading what="deliveries" />;
   if (deliveries.data.length === 0) return <Empty>No deliveries yet. Send a test event, or wait for a matching event.</Empty>;
