@@ -56,6 +56,8 @@ const counts = {
   acceptedStaleWrites: 0,
   unexpectedErrors: 0,
   unavailableAnswers: 0,
+  /** Rule 11 requests (repeated expiry) answered "retry" by the harness during the drain. */
+  sentToPerson: 0,
 };
 const unexpected: string[] = [];
 
@@ -69,6 +71,15 @@ function isOutage(error: unknown): boolean {
   const reason = toWorkGraphError(error).reason;
   if (reason === "UNAVAILABLE") counts.unavailableAnswers++;
   return reason === "NETWORK" || reason === "UNAVAILABLE";
+}
+
+/** Resolves the open rule-11 requests (worker `work-graph`) with "retry", as an operator would. */
+async function answerRepeatedExpiries(admin: WorkGraphClient) {
+  const open = await admin.attention.list.query({ status: "open", limit: 200 });
+  for (const request of open.items.filter((r) => r.workerId === "work-graph")) {
+    await admin.attention.resolve.mutate({ id: request.id, resolution: "retry" });
+    counts.sentToPerson++;
+  }
 }
 
 async function main() {
@@ -243,6 +254,10 @@ async function main() {
   const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
   while (!allReleased() && Date.now() < drainDeadline) {
     await sleep(1000);
+    // Rule 11 sends an item whose leases kept expiring (crashes do that) to a person: answer like one.
+    await answerRepeatedExpiries(admin).catch((error: unknown) => {
+      if (!isOutage(error)) noteUnexpected(error, "answering a repeated-expiry request");
+    });
     const check = new pg.Client({ connectionString: databaseUrl });
     try {
       await check.connect();
