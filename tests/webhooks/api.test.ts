@@ -99,12 +99,13 @@ describe("webhooks API", () => {
 
     expect(await client.webhooks.deliveries.query({ webhookId: created.id })).toEqual([]);
     expect(await client.webhooks.delete.mutate({ id: created.id })).toEqual({ id: created.id });
+    // One call at a time: a call made up front would reject before anything listens to it.
     for (const call of [
-      client.webhooks.delete.mutate({ id: created.id }),
-      client.webhooks.deliveries.query({ webhookId: created.id }),
-      client.webhooks.test.mutate({ id: created.id }),
+      () => client.webhooks.delete.mutate({ id: created.id }),
+      () => client.webhooks.deliveries.query({ webhookId: created.id }),
+      () => client.webhooks.test.mutate({ id: created.id }),
     ]) {
-      expect(errorOf(await call.catch((e: unknown) => e))).toMatchObject({ reason: "NOT_FOUND" });
+      expect(errorOf(await call().catch((e: unknown) => e))).toMatchObject({ reason: "NOT_FOUND" });
     }
     expect((await client.webhooks.list.query()).map((w) => w.id)).toEqual([defaults.id]);
   });
