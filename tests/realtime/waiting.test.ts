@@ -123,6 +123,16 @@ describe("leases.claim with waitSeconds, across two app instances", () => {
     await other.leases.release({ leaseId: parent.id, epoch: parent.epoch, evidence: "done" });
   });
 
+  it("a lease revoked by an operator (the item is ready again)", async () => {
+    await operator.workItems.create({ id: "taken-back", title: "Taken back" });
+    const held = (await other.leases.claim({ workItemId: "taken-back" }))!.lease;
+    const { result, latencyMs } = await claimWokenBy(() => operator.leases.revoke({ leaseId: held.id, epoch: held.epoch, reason: "reassigning" }));
+    expect(result?.workItem.id).toBe("taken-back");
+    expect(result?.lease.epoch).toBe(2);
+    expect(latencyMs).toBeLessThan(1_000);
+    await waiterB.leases.release.mutate({ leaseId: result!.lease.id, epoch: result!.lease.epoch, evidence: "done" });
+  });
+
   it("a dependency removed", async () => {
     await operator.workItems.create({ id: "gate", title: "Gate" });
     await operator.workItems.create({ id: "gated", title: "Gated", dependsOn: ["gate"] });
