@@ -96,8 +96,9 @@ function metrics(): Metrics {
 const seconds = (from: Date | string, to: Date | string) => Math.max(0, (new Date(to).getTime() - new Date(from).getTime()) / 1000);
 
 /** A lease was granted in `tx`; returns `result` unchanged so a claim path can wrap its return. */
-export function countClaim<T>(tx: Tx, result: T): T {
-  afterCommit(tx, () => metrics().leasesClaimed.inc());
+export function countClaim<T>(tx: Tx | null, result: T): T {
+  if (tx) afterCommit(tx, () => metrics().leasesClaimed.inc());
+  else metrics().leasesClaimed.inc();
   return result;
 }
 

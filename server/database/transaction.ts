@@ -36,24 +36,31 @@ export function afterCommit(tx: Tx, effect: () => void): void {
 }
 
 /**
- * Runs `work` as one interactive transaction (READ COMMITTED). Operations take row locks in one
- * global order (by id), so deadlocks should not happen; should PostgreSQL still abort one side
- * (deadlock or serialization failure), the whole transaction is replayed, and every replay is
- * logged with its SQLSTATE so an ordering defect shows up instead of costing a silent second.
+ * Runs `attempt` again, whole, when PostgreSQL aborted it with a deadlock or serialization
+ * failure (up to 8 times). Operations take row locks in one global order (by id), so that
+ * should not happen: every replay is logged with its SQLSTATE, so an ordering defect shows up
+ * instead of costing a silent second.
  */
-export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let round = 1; ; round++) {
     try {
-      const effects: (() => void)[] = [];
-      const result = await db.$transaction((tx) => (commitEffects.set(tx, effects), work(tx)), { maxWait: 15_000, timeout: 60_000 });
-      for (const effect of effects) effect();
-      return result;
+      return await attempt();
     } catch (error) {
       const state = sqlState(error);
-      if (attempt >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
+      if (round >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
       retries.set(state, (retries.get(state) ?? 0) + 1);
-      console.warn(`[work-graph] transaction retry ${attempt} after SQLSTATE ${state} (${state === "40P01" ? "deadlock detected" : "serialization failure"})`);
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+      console.warn(`[work-graph] transaction retry ${round} after SQLSTATE ${state} (${state === "40P01" ? "deadlock detected" : "serialization failure"})`);
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * round));
     }
   }
+}
+
+/** Runs `work` as one interactive transaction (READ COMMITTED), replayed on conflicts (retryingConflicts). */
+export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return retryingConflicts(async () => {
+    const effects: (() => void)[] = [];
+    const result = await db.$transaction((tx) => (commitEffects.set(tx, effects), work(tx)), { maxWait: 15_000, timeout: 60_000 });
+    for (const effect of effects) effect();
+    return result;
+  });
 }

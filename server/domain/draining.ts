@@ -1,3 +1,4 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
 
@@ -12,15 +13,28 @@ export async function lockWorkerForDrain(tx: Tx, workerId: string): Promise<void
   await tx.$executeRaw`SELECT lock_worker_for_drain(${workerId})`;
 }
 
+export interface WorkerDrain {
+  reason: string | null;
+  drainedAt: Date | string;
+}
+
+/** WORKER_DRAINED for `workerId`, drained as `drain` says. */
+export function workerDrained(workerId: string, drain: WorkerDrain): WorkGraphError {
+  return new WorkGraphError(
+    "WORKER_DRAINED",
+    `worker ${workerId} is drained${drain.reason ? ` (${drain.reason})` : ""}: finish the leases you hold, claim nothing new`,
+    { workerId, reason: drain.reason, drainedAt: new Date(drain.drainedAt).toISOString() },
+  );
+}
+
+/**
+ * SQL of the claim side, for a claim's own statement: the worker's drain row if it is drained,
+ * read after the shared advisory lock (held until the claim commits) with a snapshot of its own.
+ */
+export const workerDrainSql = (workerId: string) => Prisma.sql`SELECT reason, drained_at AS "drainedAt" FROM claimable_worker_drain(${workerId})`;
+
 /** Every claim path calls this first: WORKER_DRAINED when an operator drained the worker. */
 export async function refuseDrainedWorker(tx: Tx, workerId: string): Promise<void> {
-  const [drained] = await tx.$queryRaw<{ reason: string | null; drainedAt: Date }[]>`
-    SELECT reason, drained_at AS "drainedAt" FROM claimable_worker_drain(${workerId})`;
-  if (drained) {
-    throw new WorkGraphError(
-      "WORKER_DRAINED",
-      `worker ${workerId} is drained${drained.reason ? ` (${drained.reason})` : ""}: finish the leases you hold, claim nothing new`,
-      { workerId, reason: drained.reason, drainedAt: drained.drainedAt.toISOString() },
-    );
-  }
+  const [drained] = await tx.$queryRaw<WorkerDrain[]>`${workerDrainSql(workerId)}`;
+  if (drained) throw workerDrained(workerId, drained);
 }

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+
 /**
  * Reads at most `limit` bytes of a request body, chunk by chunk: null as soon as it is longer
  * (the rest is never read, so no body is ever buffered beyond the limit). Cancelling the
@@ -20,4 +22,28 @@ export async function readBoundedBody(request: Request, limit: number): Promise<
     }
     chunks.push(value);
   }
+}
+
+/** The same for a request on Node's own HTTP server (no web stream in between). */
+export function readBoundedNodeBody(req: IncomingMessage, limit: number): Promise<Buffer<ArrayBuffer> | null> {
+  if (Number(req.headers["content-length"] ?? 0) > limit) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off("data", onData).off("end", onEnd).off("error", onError);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        // As above: stop reading; the answer closes the connection.
+        done();
+        req.pause();
+        resolve(null);
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => (done(), resolve(Buffer.concat(chunks)));
+    const onError = (error: Error) => (done(), reject(error));
+    req.on("data", onData).on("end", onEnd).on("error", onError);
+  });
 }

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Readable } from "node:stream";
 import { getDb, type Db } from "../db";
 import { healthResponse, liveness, readiness } from "../health";
 import { handleTrpcRequest } from "../trpc/http";
+import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
 
 /**
@@ -19,28 +19,28 @@ export const servesApi = (url: string | undefined): boolean => API_PATH.test(url
 /** Headers next.config.js sets on every page; the API path bypasses Next, so they are set here. */
 const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "no-referrer" };
 
-function toRequest(req: IncomingMessage, url: URL, signal: AbortSignal): Request {
+function headersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (typeof value === "string") headers.set(key, value);
     else if (Array.isArray(value)) for (const item of value) headers.append(key, item);
   }
-  const hasBody = req.method !== "GET" && req.method !== "HEAD";
-  return new Request(url, {
-    method: req.method,
-    headers,
-    signal,
-    // Streamed: the tRPC handler authenticates first and reads at most WORK_GRAPH_MAX_BODY_BYTES.
-    body: hasBody ? (Readable.toWeb(req) as ReadableStream<Uint8Array>) : undefined,
-    ...(hasBody ? { duplex: "half" } : {}),
-  } as RequestInit);
+  return headers;
 }
 
-async function route(db: Db, request: Request, pathname: string): Promise<Response> {
-  if (pathname === "/api/health/live") return healthResponse(liveness());
-  if (pathname === "/api/health/ready") return healthResponse(await readiness(db));
-  if (pathname === "/api/metrics") return handleMetricsRequest(db, request);
-  return handleTrpcRequest(db, request);
+async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<Response> {
+  if (url.pathname === "/api/health/live") return healthResponse(liveness());
+  if (url.pathname === "/api/health/ready") return healthResponse(await readiness(db));
+  if (url.pathname === "/api/metrics") return handleMetricsRequest(db, new Request(url, { method: req.method, headers: headersOf(req), signal }));
+  // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
+  // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
+  return handleTrpcRequest(db, {
+    url: url.href,
+    method: req.method ?? "GET",
+    headers: headersOf(req),
+    signal,
+    readBody: (limit) => readBoundedNodeBody(req, limit),
+  });
 }
 
 /**
@@ -51,7 +51,7 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
   const gone = new AbortController();
   res.once("close", () => gone.abort());
-  const response = await route(db, toRequest(req, url, gone.signal), url.pathname);
+  const response = await route(db, req, url, gone.signal);
   res.writeHead(response.status, { ...SECURITY_HEADERS, ...Object.fromEntries(response.headers) });
   // Streamed, not buffered: events.stream (Server-Sent Events) never ends by itself.
   const reader = response.body?.getReader();

@@ -22,7 +22,7 @@ function proceduresOf(url: string): string[] {
  * log line with the request id, procedures, caller's role and worker, duration, status and,
  * on failure, the reason. Never logs headers, inputs or tokens.
  */
-export function observeTrpcRequest(request: Request, requestId: string) {
+export function observeTrpcRequest(request: { url: string }, requestId: string) {
   const started = performance.now();
   const procedures = proceduresOf(request.url);
   let caller: Caller | null = null;

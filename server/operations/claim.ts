@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import { inTransaction, type Tx } from "../database/transaction";
-import { refuseDrainedWorker } from "../domain/draining";
+import { inTransaction, retryingConflicts, type Tx } from "../database/transaction";
+import { refuseDrainedWorker, workerDrained, workerDrainSql, type WorkerDrain } from "../domain/draining";
 import { endExpiredLeases } from "../domain/expiry";
 import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
 import { CLAIMABLE, claimTiers } from "../domain/readiness";
@@ -94,20 +94,48 @@ async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, duratio
 }
 
 /**
- * Next claim: the first claimable item in queue order (continuity tiers first), locked with
- * FOR UPDATE SKIP LOCKED so claimers never wait for each other's rows, leased in the same
- * statement. An item still carrying an expired, unended lease is leased in a second step,
- * after that lease is ended (one unended lease per item, even within a statement).
+ * The first claimable item in queue order (continuity tiers first), as SQL for an id: each tier
+ * one index-ordered probe, locked with FOR UPDATE SKIP LOCKED so claimers never wait for each
+ * other's rows.
  */
-async function claimNext(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
-  await refuseDrainedWorker(tx, workerId);
+function nextClaimableSql(workerId: string, parentId: string | undefined): Prisma.Sql {
   const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
   const probes = claimTiers(workerId, continuitySeconds()).map(
     (tier) => Prisma.sql`(SELECT id FROM work_items WHERE ${CLAIMABLE} ${underParent} ${tier}
                            ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`,
   );
+  return Prisma.sql`COALESCE(${Prisma.join(probes)})`;
+}
+
+/**
+ * The common claim — the next item, no idempotency key — as one autocommit statement: one
+ * round trip instead of four (BEGIN, drain check, claim, COMMIT), on every agent's hot path.
+ * The drain check gates the rest of the statement, and claimable_worker_drain's shared advisory
+ * lock lasts until the statement commits, as in a transaction. Undefined when the item found
+ * still carries an expired, unended lease: claimNext's transaction ends that lease first.
+ */
+async function claimNextInOneStatement(db: Db, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null | undefined> {
+  const [row] = await db.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null; drained: WorkerDrain | null })[]>`
+    WITH drained AS MATERIALIZED (${workerDrainSql(workerId)}),
+    candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w
+                   WHERE NOT EXISTS (SELECT 1 FROM drained) AND w.id = ${nextClaimableSql(workerId, parentId)}),
+    picked AS (SELECT id, last_epoch FROM candidate WHERE current_lease_id IS NULL),
+    ${leasePickedItem(workerId, durationSeconds)}
+    SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId", ${CLAIM_RESULT}`;
+  if (row!.drained) throw workerDrained(workerId, row!.drained);
+  if (!row!.pickedId) return null;
+  return row!.lease ? countClaim(null, toClaimResult(row as ClaimRow)) : undefined;
+}
+
+/**
+ * Next claim in a transaction: the first claimable item, leased in the same statement. An item
+ * still carrying an expired, unended lease is leased in a second step, after that lease is
+ * ended (one unended lease per item, even within a statement).
+ */
+async function claimNext(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
+  await refuseDrainedWorker(tx, workerId);
   const [row] = await tx.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null })[]>`
-    WITH candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w WHERE w.id = COALESCE(${Prisma.join(probes)})),
+    WITH candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w WHERE w.id = ${nextClaimableSql(workerId, parentId)}),
     picked AS (SELECT id, last_epoch FROM candidate WHERE current_lease_id IS NULL),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
@@ -134,14 +162,20 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
 }
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
-  const claimed = await timeClaim(() => inTransaction(db, (tx) =>
-    idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
-      input.workItemId !== undefined
-        ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
-        : claimNext(tx, workerId, input.parentId, input.durationSeconds),
-      (result) => result !== null,
-    ),
-  ));
+  const claimed = await timeClaim(async () => {
+    if (input.workItemId === undefined && input.idempotencyKey === undefined) {
+      const leased = await retryingConflicts(() => claimNextInOneStatement(db, workerId, input.parentId, input.durationSeconds));
+      if (leased !== undefined) return leased;
+    }
+    return inTransaction(db, (tx) =>
+      idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
+        input.workItemId !== undefined
+          ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
+          : claimNext(tx, workerId, input.parentId, input.durationSeconds),
+        (result) => result !== null,
+      ),
+    );
+  });
   if (!claimed && input.workItemId !== undefined) {
     throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: its leases kept expiring, so it waits for a person`, {
       stage: "needs_attention",

@@ -1,8 +1,9 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { actingWorker, isLiveLease, lockCurrentLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, shiftBelowUnblocked } from "../domain/readiness";
-import { endLease } from "../domain/leases";
+import { endLease, endLeasesSql } from "../domain/leases";
 import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { countLeaseEnded } from "../metrics";
@@ -32,36 +33,27 @@ export interface CancelInput {
 export async function release(db: Db, caller: Caller, input: ReleaseInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
     const data = JSON.stringify({ evidence: input.evidence, links: input.links ?? [] });
-    // Take the item's row lock in its own statement first. A statement reads every other table as
-    // of its start: had the fused statement below waited for the row (a new dependency on this
-    // item holds it FOR SHARE until it commits), it would miss that committed edge and leave the
-    // dependent and its subtree blocked by a released item for good.
-    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid) FOR UPDATE`;
-    // Then its dependents, in id order (the global lock order): two releases with shared
-    // dependents would otherwise update them in join order and could deadlock.
-    await tx.$executeRaw`SELECT 1 FROM work_items WHERE id IN (SELECT e.work_item_id FROM dependencies e
-      WHERE e.depends_on_id = (SELECT work_item_id FROM leases WHERE id = ${input.leaseId}::uuid)) ORDER BY id FOR UPDATE`;
+    // The item's row lock, then its dependents' in id order (the global lock order: two releases
+    // with shared dependents would otherwise update them in join order and could deadlock), each
+    // taken by a statement of its own inside lock_for_release (migration 20261203160000): a
+    // statement reads every other table as of its start, so had the fused statement below waited
+    // for the item (a new dependency on it holds it FOR SHARE until it commits), it would miss
+    // that committed edge and leave the dependent blocked by a released item for good.
+    await tx.$executeRaw`SELECT lock_for_release(${input.leaseId}::uuid)`;
     const [row] = await tx.$queryRaw<{ lease: LeaseRow; workItem: WorkItemRow; dependents: boolean }[]>`
       WITH ${lockLeaseItem(input.leaseId)},
-      l AS (
-        UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'released'
-          FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, actingWorker(caller, input.workerId))}
-        RETURNING l.*
-      ), w AS (
-        UPDATE work_items w SET status = 'released', current_lease_id = NULL, lease_expires_at = NULL,
-               previous_worker_id = l.worker_id, updated_at = l.ended_at
-          FROM l WHERE w.id = l.work_item_id
-        RETURNING w.*
-      ), done AS (SELECT id, parent_id, updated_at AS at FROM w),
-      ${PROPAGATE_TERMINATION},
-      logged AS (
-        INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-        SELECT l.work_item_id, 'lease.ended', l.worker_id, l.id, l.epoch,
-               jsonb_build_object('outcome', 'released', 'workerId', l.worker_id) || ${data}::jsonb FROM l
-        UNION ALL
-        SELECT l.work_item_id, 'work_item.status_changed', l.worker_id, l.id, l.epoch,
-               jsonb_build_object('from', 'open', 'to', 'released') || ${data}::jsonb FROM l
-      )
+      ${endLeasesSql({
+        from: Prisma.sql`item`,
+        which: isLiveLease(input.leaseId, input.epoch, actingWorker(caller, input.workerId)),
+        outcome: "released",
+        actor: Prisma.sql`l.worker_id`,
+        data: Prisma.sql`${data}::jsonb`,
+        itemChanges: Prisma.sql`, status = 'released'`,
+        thenLog: Prisma.sql`SELECT l.work_item_id, 'work_item.status_changed', l.worker_id, l.id, l.epoch,
+                                   jsonb_build_object('from', 'open', 'to', 'released') || ${data}::jsonb FROM l`,
+      })},
+      done AS (SELECT id, parent_id, updated_at AS at FROM w),
+      ${PROPAGATE_TERMINATION}
       SELECT (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x) AS lease,
              (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x) AS "workItem",
              ${HAS_UNBLOCKED} AS dependents

@@ -1,6 +1,8 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
+import { endLeasesSql } from "../domain/leases";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { LEASE_COLUMNS, selectWorkItem, toLease, type LeaseRow } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
@@ -23,19 +25,14 @@ export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): P
   return inTransaction(db, async (tx) => {
     const [revoked] = await tx.$queryRaw<LeaseRow[]>`
       WITH ${lockLeaseItem(input.leaseId)},
-      l AS (
-        UPDATE leases l SET ended_at = clock_timestamp(), outcome = 'revoked'
-          FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, null)}
-        RETURNING l.*
-      ), w AS (
-        UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id,
-               continuity_worker_id = NULL, continuity_since = NULL, updated_at = l.ended_at
-          FROM l WHERE w.id = l.work_item_id
-      ), logged AS (
-        INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-        SELECT l.work_item_id, 'lease.ended', ${caller.actor}, l.id, l.epoch,
-               jsonb_build_object('outcome', 'revoked', 'workerId', l.worker_id, 'reason', ${input.reason}::text) FROM l
-      )
+      ${endLeasesSql({
+        from: Prisma.sql`item`,
+        which: isLiveLease(input.leaseId, input.epoch, null),
+        outcome: "revoked",
+        actor: caller.actor,
+        data: Prisma.sql`jsonb_build_object('reason', ${input.reason}::text)`,
+        itemChanges: Prisma.sql`, continuity_worker_id = NULL, continuity_since = NULL`,
+      })}
       SELECT ${LEASE_COLUMNS} FROM l`;
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
     countLeaseEnded(tx, revoked);

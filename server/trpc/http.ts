@@ -14,6 +14,28 @@ import { asUnavailable } from "./unavailable";
 const ENDPOINT = "/api/trpc";
 
 /**
+ * A tRPC request as an HTTP entry point hands it over: Node's server (server/http/node-api.ts)
+ * or a Fetch Request (Next's route handler, fromFetchRequest). The body is read only after
+ * authentication, and at most `limit` bytes of it.
+ */
+export interface ApiRequest {
+  url: string;
+  method: string;
+  headers: Headers;
+  signal: AbortSignal;
+  /** The body, or null as soon as it is longer than `limit` bytes. */
+  readBody(limit: number): Promise<Buffer<ArrayBuffer> | null>;
+}
+
+export const fromFetchRequest = (request: Request): ApiRequest => ({
+  url: request.url,
+  method: request.method,
+  headers: request.headers,
+  signal: request.signal,
+  readBody: (limit) => readBoundedBody(request, limit),
+});
+
+/**
  * A refusal made before tRPC runs, in tRPC's error shape (the router's formatter adds reason
  * and detail). A POST refused before its body was read closes the connection after the
  * answer: the unread rest of the body must not be parsed as the next request.
@@ -40,7 +62,7 @@ const tooLarge = (limit: number) =>
  * that label (fetch with a string body: text/plain; `curl -d`: form-urlencoded) is read as
  * the JSON it is. Not JSON after all: VALIDATION, like any malformed body.
  */
-async function respond(db: Db, incoming: Request, requestId: string, observed: ReturnType<typeof observeTrpcRequest>, onError?: (error: unknown) => void): Promise<Response> {
+async function respond(db: Db, incoming: ApiRequest, requestId: string, observed: ReturnType<typeof observeTrpcRequest>, onError?: (error: unknown) => void): Promise<Response> {
   const url = new URL(incoming.url);
   const path = url.pathname.slice(ENDPOINT.length + 1);
   const calls = url.searchParams.get("batch") === "1" ? path.split(",").length : 1;
@@ -64,7 +86,7 @@ async function respond(db: Db, incoming: Request, requestId: string, observed: R
 
   let body: Buffer<ArrayBuffer> | undefined;
   if (isPost && context) {
-    const read = await readBoundedBody(incoming, limit).catch(() => undefined);
+    const read = await incoming.readBody(limit).catch(() => undefined);
     if (read === undefined) return refusal(new WorkGraphError("VALIDATION", "the request body could not be read"), path, incoming.method);
     if (read === null) return refusal(tooLarge(limit), path, incoming.method);
     body = read;
@@ -90,7 +112,7 @@ async function respond(db: Db, incoming: Request, requestId: string, observed: R
  * response carries `x-request-id` (the id INTERNAL errors and the server log quote) and
  * `cache-control: no-store` (answers hold tokens, work and questions; no cache keeps them).
  */
-export async function handleTrpcRequest(db: Db, incoming: Request, onError?: (error: unknown) => void): Promise<Response> {
+export async function handleTrpcRequest(db: Db, incoming: ApiRequest, onError?: (error: unknown) => void): Promise<Response> {
   const requestId = newRequestId();
   // One log line and the request counters per request, refusals before tRPC included; INTERNAL details go to that log.
   const observed = observeTrpcRequest(incoming, requestId);

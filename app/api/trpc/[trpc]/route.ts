@@ -1,8 +1,8 @@
 import { getDb } from "@/server/db";
-import { handleTrpcRequest } from "@/server/trpc/http";
+import { fromFetchRequest, handleTrpcRequest } from "@/server/trpc/http";
 
 export const dynamic = "force-dynamic";
 
-const handler = (request: Request) => handleTrpcRequest(getDb(), request);
+const handler = (request: Request) => handleTrpcRequest(getDb(), fromFetchRequest(request));
 
 export { handler as GET, handler as POST };
