@@ -16,7 +16,9 @@
  *      release run unreported in the same rolled-back transaction).
  * Prints a markdown report and writes it to bench/results/profile-<date>.md.
  * `--quick`: short runs, 1k graph only; `--only=statements,cpu,explain` picks sections;
- * `--scales=1000,100000` sets the graph sizes of the EXPLAIN section.
+ * `--scales=1000,100000` sets the graph sizes of the EXPLAIN section. For A/B runs,
+ * PROFILE_SETUP holds SQL statements (separated by `;;`) run on the migrated database before
+ * anything is measured, e.g. `DROP TRIGGER events_notify ON events` to price that trigger.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -27,7 +29,7 @@ import { migrateDeploy } from "../server/database/migrate";
 import { claim } from "../server/operations/claim";
 import { release } from "../server/operations/finish";
 import {
-  agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, percentile, pg, startServer, timedLoops,
+  agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, percentile, pg, sql, startServer, timedLoops,
   type BenchServer, type CpuSample,
 } from "./support";
 
@@ -321,7 +323,9 @@ async function main() {
     console.log(line);
   };
   try {
-    await migrateDeploy(await createDatabase(server.adminUrl, "bench_profile_base"));
+    const baseUrl = await createDatabase(server.adminUrl, "bench_profile_base");
+    await migrateDeploy(baseUrl);
+    for (const statement of process.env.PROFILE_SETUP?.split(";;") ?? []) await sql(baseUrl, statement);
     const template = await createDatabase(server.adminUrl, "bench_profile_template", "bench_profile_base");
     // Enough ready items for every variant's latency and CPU runs.
     await insertReady(template, "p-", 2 * LATENCY_CYCLES + 60_000);

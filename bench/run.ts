@@ -137,11 +137,12 @@ async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServ
 /**
  * What agents get from `npm start`: scripts/start.ts in its own process (`--api-only`: the
  * API takes the same path with the dashboard, which only adds Next for pages), with its
- * defaults — request logging included — on the bench database.
+ * defaults — request logging included — on the bench database. BENCH_SERVER_NODE_ARGS adds
+ * Node flags to that process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
  */
 async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
+  const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ") ?? []), "--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
     env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
     stdio: ["ignore", "ignore", "inherit"],
   });
