@@ -14,6 +14,7 @@ import {
 import { notFound, WorkGraphError } from "../errors";
 import { continuitySeconds } from "../config";
 import { countClaim, timeClaim } from "../metrics";
+import { announceLocally } from "../realtime/wakeups";
 
 export interface ClaimInput {
   workItemId?: string;
@@ -176,6 +177,7 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
       ),
     );
   });
+  if (claimed) announceLocally(db, ["lease.claimed"]);
   if (!claimed && input.workItemId !== undefined) {
     throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: its leases kept expiring, so it waits for a person`, {
       stage: "needs_attention",

@@ -4,6 +4,7 @@ import { lockCurrentLease } from "../domain/fencing";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { Caller, Note } from "../domain/types";
 import { NOTE_COLUMNS, toNote } from "../domain/views";
+import { announceLocally } from "../realtime/wakeups";
 
 export interface NoteInput {
   leaseId: string;
@@ -14,7 +15,7 @@ export interface NoteInput {
 }
 
 export async function addNote(db: Db, caller: Caller, input: NoteInput): Promise<Note> {
-  return inTransaction(db, (tx) =>
+  const note = await inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller, input.workerId), input.idempotencyKey, "leases.note", input, async () => {
       const { lease } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
       const [note] = await tx.$queryRaw<Parameters<typeof toNote>[0][]>`
@@ -30,4 +31,6 @@ export async function addNote(db: Db, caller: Caller, input: NoteInput): Promise
       return toNote(note!);
     }),
   );
+  announceLocally(db, ["note.added"]);
+  return note;
 }

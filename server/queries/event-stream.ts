@@ -7,9 +7,11 @@ const PAGE = 500;
 /**
  * A reader with nothing new normally sleeps until a commit is heard. It also looks again
  * after this long: a hole left by a transaction that aborted after taking a sequence number
- * is settled by the next read, and no commit announces an abort.
+ * is settled by the next read, no commit announces an abort, and claims, renewals and notes
+ * committed through another app instance are not announced (server/realtime/wakeups.ts
+ * NOTHING_READIED) — they reach this reader with the next announced event or by this re-check.
  */
-const RECHECK_MS = 10_000;
+const RECHECK_MS = 2_000;
 
 /**
  * events.stream: the events after `after` in sequence order, as they commit, for as long as

@@ -19,8 +19,12 @@ import { CommitListener, type Heard } from "./listener";
  * - Attention waiters and event-stream readers wake on the commits that concern them.
  */
 
-/** Event types after which nothing became claimable (a lease was taken or extended, a note written). */
-const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
+/**
+ * Event types after which nothing became claimable (a lease was taken or extended, a note
+ * written). The database does not announce these (migration 20261203170000): the instance that
+ * committed one announces it to its own readers (announceLocally).
+ */
+export const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
 const ATTENTION_RESOLVED = "attention.resolved";
 /** setTimeout's ceiling. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -80,6 +84,11 @@ export class Wakeups {
     let count = 0;
     for (const waiters of this.attentionWaiters.values()) count += waiters.size;
     return count;
+  }
+
+  /** See announceLocally. */
+  heardHere(types: string[]) {
+    if (!this.closed) this.heard({ types: new Set(types) });
   }
 
   private heard(heard: Heard) {
@@ -308,6 +317,15 @@ export class Wakeups {
 }
 
 const hubs = new WeakMap<Db, Wakeups>();
+
+/**
+ * This instance committed events of `types` that the database does not announce
+ * (NOTHING_READIED): its event-stream readers hear of them at once. Nothing happens when the
+ * instance has no hub (nobody here listens).
+ */
+export function announceLocally(db: Db, types: string[]): void {
+  hubs.get(db)?.heardHere(types);
+}
 
 /** The wake-up hub of the app instance that owns `db` (created, not yet connected, on first use). */
 export function wakeups(db: Db): Wakeups {
