@@ -1,4 +1,9 @@
-/** Error reasons of API.md; each maps to one tRPC code. */
+import type { TRPC_ERROR_CODE_KEY } from "@trpc/server";
+import type { Reason } from "./domain/contract";
+
+export type { Reason } from "./domain/contract";
+
+/** Each error reason of API.md (server/domain/contract.ts) maps to one tRPC code; a reason missing here fails to compile. */
 export const TRPC_CODE_BY_REASON = {
   VALIDATION: "BAD_REQUEST",
   UNAUTHENTICATED: "UNAUTHORIZED",
@@ -16,9 +21,7 @@ export const TRPC_CODE_BY_REASON = {
   TOO_LARGE: "PAYLOAD_TOO_LARGE",
   UNAVAILABLE: "SERVICE_UNAVAILABLE",
   INTERNAL: "INTERNAL_SERVER_ERROR",
-} as const;
-
-export type Reason = keyof typeof TRPC_CODE_BY_REASON;
+} as const satisfies Record<Reason, TRPC_ERROR_CODE_KEY>;
 
 /** A refusal the caller can act on. Operations throw it; the tRPC layer puts reason and detail into error.data. */
 export class WorkGraphError extends Error {

@@ -7,13 +7,12 @@ import { duration } from "./format";
 import { NeighbourhoodGraph } from "./graph";
 import { RevokeLease } from "./revoke-lease";
 import { describeError, useTRPC } from "./trpc";
-import type { Lease, Neighbourhood, Outputs, WorkItem } from "./types";
+import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
 import { Age, ApiError, Countdown, Empty, Loading, OutcomeBadge, Section, StageBadge, Time } from "./ui";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
 
 const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
-const TERMINAL = new Set(["released", "cancelled"]);
 
 function ItemRef({ item }: { item: { id: string; title: string; stage: string } }) {
   return (
@@ -23,74 +22,75 @@ function ItemRef({ item }: { item: { id: string; title: string; stage: string } 
   );
 }
 
-/** Why the item is in its stage: every condition that holds, the one that decides the stage first. */
-function StageReason({ item, around, attention }: { item: WorkItem; around?: Neighbourhood; attention?: Attention[] }) {
-  const reasons: { key: string; node: ReactNode }[] = [];
-  const openBlocking = (attention ?? []).filter((a) => a.status === "open" && a.blocking);
-  for (const request of openBlocking) {
-    reasons.push({
-      key: `a-${request.id}`,
-      node: (
-        <>
-          Waiting for an answer to <q>{request.question}</q> (asked by <span className="worker">{request.workerId}</span>,{" "}
-          <Age since={request.createdAt} />). <Link href="/attention">Answer it in the inbox</Link>
-        </>
-      ),
-    });
-  }
-  if (item.currentLease) {
-    reasons.push({
-      key: "lease",
-      node: (
-        <>
-          Leased by <span className="worker">{item.currentLease.workerId}</span> (epoch {item.currentLease.epoch}); time left{" "}
-          <Countdown expiresAt={item.currentLease.expiresAt} />
-        </>
-      ),
-    });
-  }
-  const openChildren = (around?.children ?? []).filter((child) => !TERMINAL.has(child.stage));
-  if (item.openChildCount > 0) {
-    reasons.push({
-      key: "children",
-      node: (
-        <>
-          Waiting on {item.openChildCount} open {item.openChildCount === 1 ? "child" : "children"}
-          {openChildren.length > 0 ? ":" : "."}
-          {openChildren.length > 0 ? (
-            <ul>
-              {openChildren.slice(0, 10).map((child) => (
-                <li key={child.id}>
-                  <ItemRef item={child} />
-                </li>
-              ))}
-            </ul>
-          ) : null}
-        </>
-      ),
-    });
-  }
-  for (const dependency of (around?.dependencies ?? []).filter((d) => !TERMINAL.has(d.stage))) {
-    reasons.push({
-      key: `d-${dependency.id}`,
-      node: (
-        <>
-          Blocked by dependency <ItemRef item={dependency} />
-        </>
-      ),
-    });
-  }
-  for (const blocker of around?.ancestorBlockers ?? []) {
-    reasons.push({
-      key: `ad-${blocker.ancestorId}-${blocker.id}`,
-      node: (
-        <>
-          Blocked through ancestor <Link href={itemHref(blocker.ancestorId)}>{blocker.ancestorId}</Link>, which depends on <ItemRef item={blocker} />
-        </>
-      ),
-    });
-  }
+type Line = { key: string; node: ReactNode };
 
+/** The server's explanation of one condition that keeps the item from being ready (dashboard.neighbourhood's waitingOn), as list lines. */
+function waitingOnLines(reason: WaitingOn): Line[] {
+  switch (reason.stage) {
+    case "needs_attention":
+      if (reason.requests.length === 0) return [{ key: "attention", node: <>Waiting for an answer to a blocking attention request. <Link href="/attention">Answer it in the inbox</Link></> }];
+      return reason.requests.map((request) => ({
+        key: `a-${request.id}`,
+        node: (
+          <>
+            Waiting for an answer to <q>{request.question}</q> (asked by <span className="worker">{request.workerId}</span>,{" "}
+            <Age since={request.createdAt} />). <Link href="/attention">Answer it in the inbox</Link>
+          </>
+        ),
+      }));
+    case "leased":
+      return [{
+        key: "lease",
+        node: reason.lease ? (
+          <>
+            Leased by <span className="worker">{reason.lease.workerId}</span> (epoch {reason.lease.epoch}); time left <Countdown expiresAt={reason.lease.expiresAt} />
+          </>
+        ) : (
+          <>Leased.</>
+        ),
+      }];
+    case "waiting_on_children":
+      return [{
+        key: "children",
+        node: (
+          <>
+            Waiting on {reason.openChildCount} open {reason.openChildCount === 1 ? "child" : "children"}
+            {reason.children.length > 0 ? ":" : "."}
+            {reason.children.length > 0 ? (
+              <ul>
+                {reason.children.map((child) => (
+                  <li key={child.id}>
+                    <ItemRef item={child} />
+                  </li>
+                ))}
+              </ul>
+            ) : null}
+          </>
+        ),
+      }];
+    case "blocked": {
+      const lines: Line[] = [
+        ...reason.dependencies.map((dependency) => ({ key: `d-${dependency.id}`, node: <>Blocked by dependency <ItemRef item={dependency} /></> })),
+        ...reason.ancestorBlockers.map((blocker) => ({
+          key: `ad-${blocker.ancestorId}-${blocker.id}`,
+          node: (
+            <>
+              Blocked through ancestor <Link href={itemHref(blocker.ancestorId)}>{blocker.ancestorId}</Link>, which depends on <ItemRef item={blocker} />
+            </>
+          ),
+        })),
+      ];
+      return lines.length > 0 ? lines : [{ key: "blocked", node: <>Blocked by an open dependency.</> }];
+    }
+  }
+}
+
+/**
+ * Why the item is in its stage. Both come from the server: the stage (STAGE_SQL) and, for an
+ * item that is not ready, every condition that holds, the deciding one first (waitingOn, from
+ * the same rule in server/domain/readiness.ts). Nothing here re-derives readiness.
+ */
+function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood }) {
   let summary: ReactNode;
   switch (item.stage) {
     case "ready":
@@ -105,15 +105,18 @@ function StageReason({ item, around, attention }: { item: WorkItem; around?: Nei
     default:
       summary = "Not ready to claim:";
   }
+  const lines = (around?.waitingOn ?? []).flatMap((reason) => waitingOnLines(reason).map((line) => ({ ...line, stage: reason.stage })));
   return (
     <div className={`stage-reason stage-reason-${item.stage}`} data-testid="stage-reason">
       <p>
         <StageBadge stage={item.stage} /> {summary}
       </p>
-      {reasons.length > 0 && !TERMINAL.has(item.stage) ? (
+      {lines.length > 0 ? (
         <ul className="reasons">
-          {reasons.map((reason) => (
-            <li key={reason.key}>{reason.node}</li>
+          {lines.map((line) => (
+            <li key={line.key} data-waiting-on={line.stage}>
+              {line.node}
+            </li>
           ))}
         </ul>
       ) : null}
@@ -229,7 +232,7 @@ function CancelForm({ item }: { item: WorkItem }) {
 }
 
 function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood }) {
-  const open = !TERMINAL.has(item.stage);
+  const open = !isTerminalStage(item.stage);
   return (
     <div className="relations">
       <div>
@@ -400,7 +403,7 @@ export function ItemView({ id }: { id: string }) {
   }
   if (!item.data) return <Loading what={`work item ${id}`} />;
   const data = item.data;
-  const terminal = TERMINAL.has(data.stage);
+  const terminal = isTerminalStage(data.stage);
 
   return (
     <>
@@ -444,7 +447,7 @@ export function ItemView({ id }: { id: string }) {
         </dl>
       </div>
 
-      <StageReason item={data} around={around.data} attention={attention.data?.items} />
+      <StageReason item={data} around={around.data} />
       {data.description ? <p className="description">{data.description}</p> : <p className="muted">No description.</p>}
 
       <Section title="Neighbourhood" id="neighbourhood">

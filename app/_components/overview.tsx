@@ -8,9 +8,8 @@ import { LeaseTable } from "./lease-tables";
 import { OutcomeCounts } from "./outcome-counts";
 import { useSummary } from "./shell";
 import { useTRPC } from "./trpc";
+import { STAGES } from "./types";
 import { Age, ApiError, Empty, Loading, Section, StageBadge } from "./ui";
-
-const STAGE_ORDER = ["ready", "leased", "needs_attention", "waiting_on_children", "blocked", "released", "cancelled"] as const;
 
 function StageCounts() {
   const summary = useSummary();
@@ -18,7 +17,7 @@ function StageCounts() {
   const stages = summary.data?.stages;
   return (
     <ul className="stage-cards" aria-label="Work items per stage">
-      {STAGE_ORDER.map((stage) => {
+      {STAGES.map((stage) => {
         const count = stages?.[stage];
         const alert = stage === "needs_attention" && (count ?? 0) > 0;
         return (

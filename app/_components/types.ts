@@ -9,5 +9,6 @@ export type WorkItem = Outputs["workItems"]["get"];
 export type Lease = Outputs["leases"]["get"];
 export type InboxEntry = Outputs["dashboard"]["inbox"][number];
 export type Neighbourhood = Outputs["dashboard"]["neighbourhood"];
+export type WaitingOn = Neighbourhood["waitingOn"][number];
 export type Stage = WorkItem["stage"];
-export const STAGES: Stage[] = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"];
+export { isTerminalStage, STAGES } from "@/server/domain/contract";

@@ -1,5 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
+import type { WaitingStage } from "./contract";
 
 /*
  * Readiness rules (API.md "Stage precedence", rules 5–10), kept as counters on each work item
@@ -25,10 +26,38 @@ import type { Tx } from "../database/transaction";
 /**
  * The one readiness predicate: nothing structural in the way. It is the predicate of the partial
  * claim index work_items_claim_order_idx (tests/graph/readiness-source.test.ts compares it with
- * pg_indexes), the base of CLAIMABLE and the 'ready' branch of STAGE_SQL.
+ * pg_indexes), the base of CLAIMABLE, and exactly what STAGE_SQL calls 'ready' once a live lease
+ * is ruled out (tests/graph/readiness-source.test.ts checks both).
  */
 export const STRUCTURALLY_READY_SQL =
   "status = 'open' AND open_dependency_count = 0 AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0";
+
+/**
+ * What keeps an open item from being ready, one condition per stage, in the stage precedence of
+ * API.md (the first that holds decides the stage): SQL over a work_items row aliased `w`.
+ * STAGE_SQL picks the first that holds; WAITING_ON_SQL lists all that hold, which is how the
+ * dashboard explains a stage (dashboard.neighbourhood's waitingOn) without a rule of its own.
+ */
+export const STAGE_CONDITIONS: readonly { stage: WaitingStage; sql: string }[] = [
+  { stage: "needs_attention", sql: "w.blocking_attention_count > 0" },
+  { stage: "leased", sql: "w.lease_expires_at > statement_timestamp()" },
+  { stage: "waiting_on_children", sql: "w.open_child_count > 0" },
+  { stage: "blocked", sql: "w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0" },
+];
+
+/** The item's stage (API.md "Stage precedence"), over alias `w`. */
+export const STAGE_SQL = Prisma.raw(`CASE
+    WHEN w.status <> 'open' THEN w.status
+    ${STAGE_CONDITIONS.map(({ stage, sql }) => `WHEN ${sql} THEN '${stage}'`).join("\n    ")}
+    ELSE 'ready' END`);
+
+/**
+ * Every condition of STAGE_CONDITIONS that holds for an open item, the deciding one first, as a
+ * text[] over alias `w`: empty when the item is ready, released or cancelled.
+ */
+export const WAITING_ON_SQL = Prisma.raw(`CASE WHEN w.status <> 'open' THEN '{}'::text[] ELSE array_remove(ARRAY[
+    ${STAGE_CONDITIONS.map(({ stage, sql }) => `CASE WHEN ${sql} THEN '${stage}' END`).join(",\n    ")}
+  ]::text[], NULL) END`);
 
 /** Structurally ready (the partial claim index) and not held by a live lease. */
 export const CLAIMABLE = Prisma.sql`${Prisma.raw(STRUCTURALLY_READY_SQL)}

@@ -1,5 +1,6 @@
-export const STAGES = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"] as const;
-export type Stage = (typeof STAGES)[number];
+import type { Stage } from "./contract";
+
+export { STAGES, type Stage } from "./contract";
 export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
 export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
 export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;

@@ -1,5 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
+import { STAGE_SQL } from "./readiness";
 import type { AttentionRequest, Lease, Note, Stage, WorkGraphEvent, WorkItem } from "./types";
 
 // Row → API shape. Every timestamp leaves as an ISO-8601 UTC string.
@@ -8,14 +9,8 @@ const iso = (value: Date | string | null | undefined): string | null =>
   value === null || value === undefined ? null : new Date(value).toISOString();
 const isoRequired = (value: Date | string): string => new Date(value).toISOString();
 
-/** Stage precedence of API.md, from the readiness counters kept on each item (see readiness.ts). */
-export const STAGE_SQL = Prisma.sql`CASE
-    WHEN w.status <> 'open' THEN w.status
-    WHEN w.blocking_attention_count > 0 THEN 'needs_attention'
-    WHEN w.lease_expires_at > statement_timestamp() THEN 'leased'
-    WHEN w.open_child_count > 0 THEN 'waiting_on_children'
-    WHEN w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0 THEN 'blocked'
-    ELSE 'ready' END`;
+/** The stage rule lives with the readiness rules (readiness.ts); re-exported for the row views below and their users. */
+export { STAGE_SQL };
 
 export const LEASE_COLUMNS = Prisma.sql`l.id::text AS id, l.work_item_id AS "workItemId", l.worker_id AS "workerId", l.epoch,
     l.acquired_at AS "acquiredAt", l.expires_at AS "expiresAt", l.renewed_at AS "renewedAt",

@@ -1,14 +1,13 @@
 import type { Db } from "../db";
+import { isTerminalStage } from "../domain/contract";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import { wakeups } from "../realtime/wakeups";
 import { claim, type ClaimInput, type ClaimResult } from "./claim";
 
-/** A named item in one of these stages will never become claimable: no point waiting for it. */
-const FINAL_STAGES = new Set(["released", "cancelled"]);
-
+/** A named item in a terminal stage will never become claimable: no point waiting for it. */
 function mayBecomeClaimable(error: unknown): boolean {
-  return error instanceof WorkGraphError && error.reason === "NOT_CLAIMABLE" && !FINAL_STAGES.has(String(error.detail?.stage));
+  return error instanceof WorkGraphError && error.reason === "NOT_CLAIMABLE" && !isTerminalStage(String(error.detail?.stage));
 }
 
 /**

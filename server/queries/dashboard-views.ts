@@ -1,7 +1,9 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import type { AttentionRequest, Stage } from "../domain/types";
-import { ATTENTION_COLUMNS, STAGE_SQL, toAttentionRequest } from "../domain/views";
+import type { WaitingStage } from "../domain/contract";
+import { STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import type { AttentionRequest, Lease, Stage } from "../domain/types";
+import { ATTENTION_COLUMNS, toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 
 /*
@@ -47,12 +49,37 @@ export interface Neighbourhood {
   childCount: number;
   /** Open dependencies of ancestors: they block this item too (API.md stage precedence). */
   ancestorBlockers: (ItemRef & { ancestorId: string })[];
+  /**
+   * Why the item is not ready, as the server's readiness rule sees it (server/domain/readiness.ts):
+   * every condition that holds, the one that decides the stage first, each with what stands in
+   * the way. Empty when the item is ready, released or cancelled.
+   */
+  waitingOn: WaitingOn[];
+}
+
+/** Child items listed under a waiting_on_children condition, at most. */
+const WAITING_CHILDREN_SHOWN = 10;
+
+export type WaitingOn =
+  | { stage: "needs_attention"; requests: Pick<AttentionRequest, "id" | "question" | "workerId" | "createdAt">[] }
+  | { stage: "leased"; lease: Pick<Lease, "id" | "workerId" | "epoch" | "expiresAt"> | null }
+  | { stage: "waiting_on_children"; openChildCount: number; children: ItemRef[] }
+  | { stage: "blocked"; dependencies: ItemRef[]; ancestorBlockers: (ItemRef & { ancestorId: string })[] };
+
+interface WaitingRow {
+  waitingOn: WaitingStage[];
+  openChildCount: number;
+  lease: { id: string; workerId: string; epoch: number; expiresAt: Date } | null;
 }
 
 /** Everything around one item the work-item page needs to explain its stage and draw its graph. */
 export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promise<Neighbourhood> {
-  const [exists] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id}`;
-  if (!exists) throw notFound("work item", id);
+  const [state] = await db.$queryRaw<WaitingRow[]>`
+    SELECT ${WAITING_ON_SQL} AS "waitingOn", w.open_child_count AS "openChildCount",
+           (SELECT json_build_object('id', l.id, 'workerId', l.worker_id, 'epoch', l.epoch, 'expiresAt', l.expires_at)
+              FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
+      FROM work_items w WHERE w.id = ${id}`;
+  if (!state) throw notFound("work item", id);
   const ref = Prisma.sql`w.id, w.title, ${STAGE_SQL} AS stage`;
   const [ancestors, dependencies, dependents, children, [count], [dependentCount]] = await Promise.all([
     db.$queryRaw<(ItemRef & { depth: number })[]>`
@@ -78,6 +105,38 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
   const ancestorBlockers = ancestorIds.length === 0 ? [] : await db.$queryRaw<(ItemRef & { ancestorId: string })[]>`
     SELECT d.work_item_id AS "ancestorId", ${ref} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
      WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' ORDER BY d.work_item_id, w.id`;
+  const waitingOn: WaitingOn[] = [];
+  for (const stage of state.waitingOn) {
+    switch (stage) {
+      case "needs_attention": {
+        const requests = await db.$queryRaw<{ id: string; question: string; workerId: string; createdAt: Date }[]>`
+          SELECT a.id::text AS id, a.question, a.worker_id AS "workerId", a.created_at AS "createdAt" FROM attention_requests a
+           WHERE a.work_item_id = ${id} AND a.status = 'open' AND a.blocking ORDER BY a.created_at, a.id`;
+        waitingOn.push({ stage, requests: requests.map((request) => ({ ...request, createdAt: new Date(request.createdAt).toISOString() })) });
+        break;
+      }
+      case "leased":
+        waitingOn.push({
+          stage,
+          lease: state.lease && { ...state.lease, epoch: Number(state.lease.epoch), expiresAt: new Date(state.lease.expiresAt).toISOString() },
+        });
+        break;
+      case "waiting_on_children": {
+        const openChildren = await db.$queryRaw<ItemRef[]>`
+          SELECT ${ref} FROM work_items w WHERE w.parent_id = ${id} AND w.status = 'open'
+           ORDER BY w.created_at, w.id LIMIT ${WAITING_CHILDREN_SHOWN}`;
+        waitingOn.push({ stage, openChildCount: Number(state.openChildCount), children: openChildren });
+        break;
+      }
+      case "blocked": {
+        const openDependencies = await db.$queryRaw<ItemRef[]>`
+          SELECT ${ref} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
+           WHERE d.work_item_id = ${id} AND w.status = 'open' ORDER BY w.id`;
+        waitingOn.push({ stage, dependencies: openDependencies, ancestorBlockers });
+        break;
+      }
+    }
+  }
   return {
     ancestors: ancestors.map((row) => ({ ...row, depth: Number(row.depth) })),
     dependencies,
@@ -86,5 +145,6 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
     children,
     childCount: count?.n ?? 0,
     ancestorBlockers,
+    waitingOn,
   };
 }

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STRUCTURALLY_READY_SQL } from "../../server/domain/readiness";
-import { STAGE_SQL } from "../../server/domain/views";
+import { isTerminalStage } from "../../server/domain/contract";
+import { STAGE_SQL, STRUCTURALLY_READY_SQL, WAITING_ON_SQL } from "../../server/domain/readiness";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /* The readiness predicate is defined once; the partial claim index and the stage rule must agree with it. */
@@ -22,6 +22,27 @@ describe("one readiness source", () => {
     const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_order_idx'");
     const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
     expect(conjuncts(predicate)).toEqual(conjuncts(STRUCTURALLY_READY_SQL));
+  });
+
+  it("WAITING_ON_SQL lists the conditions STAGE_SQL decides by: its first is the stage, and it is empty exactly when ready or terminal", async () => {
+    const stage = STAGE_SQL.strings.join("?");
+    const waitingOn = WAITING_ON_SQL.strings.join("?");
+    expect(WAITING_ON_SQL.values).toEqual([]);
+    const { rows } = await sql.query<{ stage: string; waiting_on: string[] }>(`
+      WITH w AS (
+        SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
+               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at
+          FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
+               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l
+      )
+      SELECT (${stage}) AS stage, (${waitingOn}) AS waiting_on FROM w`);
+    expect(rows).toHaveLength(3 * 2 ** 5);
+    for (const row of rows) {
+      if (row.stage === "ready" || isTerminalStage(row.stage)) expect(row.waiting_on).toEqual([]);
+      else expect(row.waiting_on[0]).toBe(row.stage);
+    }
+    expect(new Set(rows.flatMap((row) => row.waiting_on))).toEqual(new Set(["needs_attention", "leased", "waiting_on_children", "blocked"]));
+    expect(rows.some((row) => row.waiting_on.length === 4)).toBe(true);
   });
 
   it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease", async () => {

@@ -7,7 +7,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
-import { retryIdempotent, toWorkGraphError } from "../sdk/errors";
+import { retryIdempotent, toWorkGraphError, type ErrorReason } from "../sdk/errors";
 import { workflow } from "../workflow";
 import { SessionLeases } from "./leases";
 
@@ -57,7 +57,7 @@ const ok = (text: string, structured: Record<string, unknown>): CallToolResult =
 function failure(thrown: unknown, workItemId?: string): CallToolResult {
   const error = toWorkGraphError(thrown);
   const item = workItemId ?? "the item";
-  const advice: Partial<Record<string, string>> = {
+  const advice: Partial<Record<ErrorReason, string>> = {
     LEASE_NOT_CURRENT: error.detail.local && error.detail.kind === "unknown"
       ? `This session never claimed ${item}: do not work on it. Claim it first (claim { workItemId: "${item}" }) if you mean to.`
       : `Your lease on ${item} is gone. Stop working on ${item} now and write nothing more about it; it may be someone else's now. Claim other work (queue, claim).`,

@@ -1,21 +1,22 @@
 import { TRPCClientError } from "@trpc/client";
+import { REASONS, type Reason } from "../../../../server/domain/contract";
 import type { AppRouter } from "../../../../server/trpc/root";
 
-/** The `reason` values of API.md, plus three the client adds for failures without an API answer. */
-export const API_REASONS = [
-  "VALIDATION", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "LEASE_NOT_CURRENT", "NOT_CLAIMABLE", "ALREADY_TERMINAL",
-  "ITEM_LEASED", "DEPENDENCY_CYCLE", "DUPLICATE", "ALREADY_RESOLVED", "IDEMPOTENCY_KEY_REUSED", "WORKER_DRAINED",
-  "TOO_LARGE", "UNAVAILABLE",
-] as const;
+/**
+ * The `reason` values of API.md: the one list in server/domain/contract.ts (a plain constant
+ * module, bundled into the SDK), re-exported here as `API_REASONS` / `REASONS`.
+ */
+export const API_REASONS = REASONS;
 
-export type ApiReason = (typeof API_REASONS)[number];
+export type ApiReason = Reason;
 
 /**
- * - `INTERNAL`: the server answered with an unexpected failure (HTTP 5xx, or a body that is not a tRPC answer).
+ * `ApiReason`, plus two the client adds for failures without an API answer (`INTERNAL` is also
+ * what the client reports for an unexpected answer: HTTP 5xx, or a body that is not a tRPC answer):
  * - `NETWORK`: no answer at all (connection refused/reset, DNS, timeout): the call may or may not have happened.
  * - `ABORTED`: the caller aborted the call with its own AbortSignal.
  */
-export type ErrorReason = ApiReason | "INTERNAL" | "NETWORK" | "ABORTED";
+export type ErrorReason = ApiReason | "NETWORK" | "ABORTED";
 
 /** `error.data.detail.kind` of a LEASE_NOT_CURRENT refusal (API.md). */
 export type LeaseNotCurrentKind = "expired" | "superseded" | "revoked" | "ended" | "unknown";

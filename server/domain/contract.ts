@@ -1,0 +1,30 @@
+/*
+ * The names docs/api.md defines once for every side: the stages of a work item and the error
+ * reasons. The server (schemas, errors, SQL), the dashboard, the CLI and MCP server use these
+ * lists, and the agent SDK re-exports them. A plain constant module: it imports nothing, so the
+ * SDK bundle and browser code can take it without any server runtime.
+ * tests/docs/api-contract.test.ts checks both lists against docs/api.md.
+ */
+
+/** Every stage of a work item, in the order docs/api.md's WorkItem shape lists them. */
+export const STAGES = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"] as const;
+export type Stage = (typeof STAGES)[number];
+
+/** The stages an item never leaves; a released or cancelled blocker satisfies a dependency. */
+export const TERMINAL_STAGES = ["released", "cancelled"] as const satisfies readonly Stage[];
+export type TerminalStage = (typeof TERMINAL_STAGES)[number];
+
+/** The stages of an open item that is not ready: what stands in its way. */
+export type WaitingStage = Exclude<Stage, "ready" | TerminalStage>;
+
+export function isTerminalStage(stage: string): stage is TerminalStage {
+  return (TERMINAL_STAGES as readonly string[]).includes(stage);
+}
+
+/** Every `error.data.reason` of docs/api.md ("Errors"), in its order. */
+export const REASONS = [
+  "VALIDATION", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "LEASE_NOT_CURRENT", "NOT_CLAIMABLE", "ALREADY_TERMINAL",
+  "ITEM_LEASED", "DEPENDENCY_CYCLE", "DUPLICATE", "ALREADY_RESOLVED", "IDEMPOTENCY_KEY_REUSED", "WORKER_DRAINED",
+  "TOO_LARGE", "UNAVAILABLE", "INTERNAL",
+] as const;
+export type Reason = (typeof REASONS)[number];
