@@ -1,11 +1,17 @@
 /**
  * `npm run chaos [-- --smoke]`: the reliability scenario of RELIABILITY.md against the real
  * server. Two app instances (A with the embedded PostgreSQL, B on A's database via
- * DATABASE_URL), many agents with 3 s leases that crash at random and whose stale writes are
+ * DATABASE_URL), many agents with short leases that crash at random and whose stale writes are
  * replayed after takeover, a kill -9 of instance A and its database mid-run and a restart, then
  * a kill -9 of the database alone (A's supervisor restarts it). Then it checks from the database
  * and the event feed that every guarantee held, and measures the recovery times.
  * Exit code 0 only when every count that must be zero is zero.
+ *
+ * The smoke profile (CI) runs every phase of the full run with less waiting: its steady
+ * periods end after a number of releases (at least `steadyMs`), not after a fixed time, so a
+ * loaded machine stretches them instead of skipping work; leases are 2 s and simulated work
+ * 0.1–0.5 s; the drain and the final settling poll the database instead of sleeping.
+ * It prints how long each phase took.
  */
 import { randomBytes } from "node:crypto";
 import os from "node:os";
@@ -18,12 +24,12 @@ import { postmasterPid, sleep, startServer, stopServer, tempDataDir, until, wait
 
 const smoke = process.argv.includes("--smoke");
 const config = smoke
-  ? { agents: 12, items: 300, steadyMs: 5_000, crashRate: 0.1 }
-  : { agents: 32, items: 2000, steadyMs: 30_000, crashRate: 0.08 };
+  ? { agents: 12, items: 300, steadyMs: 1_500, steadyReleases: 40, crashRate: 0.1, leaseSeconds: 2, workMs: { min: 100, max: 500 }, drainDeadlineMs: 120_000 }
+  : { agents: 32, items: 2000, steadyMs: 30_000, steadyReleases: 0, crashRate: 0.08, leaseSeconds: 3, workMs: { min: 300, max: 1500 }, drainDeadlineMs: 300_000 };
 /** Simulated work per item: long enough that the items last through the crash phase. */
-const WORK_MS = { min: 300, max: 1500 };
-const LEASE_SECONDS = 3;
-const DRAIN_DEADLINE_MS = 300_000;
+const WORK_MS = config.workMs;
+const LEASE_SECONDS = config.leaseSeconds;
+const DRAIN_DEADLINE_MS = config.drainDeadlineMs;
 const log = (message: string) => console.log(`[chaos] ${message}`);
 
 const percentile = (values: number[], p: number) => {
@@ -92,17 +98,23 @@ async function main() {
     started.push(server);
     return server;
   };
+  // Where the wall time goes, phase by phase (printed with the results).
+  const phases: Record<string, number> = {};
+  let phaseStartedAt = Date.now();
+  const endPhase = (name: string) => {
+    phases[name] = Date.now() - phaseStartedAt;
+    phaseStartedAt = Date.now();
+  };
   const instanceA: Instance = { name: "A", server: await launch({ dataDir: data.dir, adminToken }), claims: [] };
   await waitReady(instanceA.server);
   const databaseUrl = embeddedDatabaseUrl(path.join(data.dir, "postgres"))!;
+  // B starts while A seeds the work.
   const instanceB: Instance = {
     name: "B",
     server: await launch({ dataDir: data.dir, adminToken, env: { DATABASE_URL: databaseUrl } }),
     claims: [],
   };
-  await waitReady(instanceB.server);
   const instances = [instanceA, instanceB];
-  log(`instances ready: A ${instanceA.server.url} (embedded PostgreSQL), B ${instanceB.server.url} (same database)`);
 
   const clientFor = (instance: Instance, token: string): WorkGraphClient =>
     createWorkGraphClient({ url: instance.server.url, token, retry: { attempts: 3, baseDelayMs: 100, maxDelayMs: 400 }, timeoutMs: 30_000 });
@@ -118,6 +130,9 @@ async function main() {
   const tokens = await Promise.all(
     Array.from({ length: config.agents }, (_, i) => admin.tokens.create.mutate({ role: "agent", workerId: `chaos-agent-${i}`, label: "chaos" })),
   );
+  await waitReady(instanceB.server);
+  log(`instances ready: A ${instanceA.server.url} (embedded PostgreSQL), B ${instanceB.server.url} (same database)`);
+  endPhase("start both instances, seed items");
 
   // The event feed, tailed through both instances in turn the way a consumer would, across every outage.
   const seen = new Set<number>();
@@ -217,11 +232,23 @@ async function main() {
 
   const agents = Array.from({ length: config.agents }, (_, i) => agent(i));
   const figures: Record<string, number> = {};
+  // A steady period: at least steadyMs and steadyReleases more releases, so a slow machine
+  // stretches it rather than killing things before any work went through.
+  const steady = async (before: string) => {
+    const fromReleases = counts.releases;
+    const begun = Date.now();
+    while (Date.now() - begun < config.steadyMs || counts.releases - fromReleases < config.steadyReleases) {
+      if (allReleased()) throw new Error(`every item was released before ${before}: the run needs more items`);
+      if (Date.now() - begun > 180_000) throw new Error(`no steady progress before ${before} (${counts.releases - fromReleases} releases in 180 s)`);
+      await sleep(50);
+    }
+    endPhase(`steady running, then ${before}`);
+  };
 
   // kill -9 of instance A and its PostgreSQL (the whole server), then a restart.
   // Timeline: steady running, kill -9 of A (server and database) and restart, steady running,
   // kill -9 of the database, steady running; then no more crashes, and every item is finished.
-  await sleep(config.steadyMs);
+  await steady("kill -9 of instance A");
   const clusterDir = path.join(data.dir, "postgres");
   log("kill -9 of instance A and its embedded PostgreSQL");
   const oldPostmaster = postmasterPid(clusterDir);
@@ -235,9 +262,10 @@ async function main() {
   const firstClaim = await until("a claim through the restarted instance", async () => instanceA.claims.find((at) => at >= restartedAt), 60_000, 20);
   figures.restartToFirstClaimMs = firstClaim - restartedAt;
   log(`A ready ${figures.restartToReadyMs} ms after restart, first claim through it after ${figures.restartToFirstClaimMs} ms`);
+  endPhase("kill -9 of A + restart to its first claim");
 
   // kill -9 of the database alone: A's supervisor restarts it; both instances reconnect.
-  await sleep(config.steadyMs);
+  await steady("kill -9 of the database");
   log("kill -9 of the embedded PostgreSQL");
   const killedAt = Date.now();
   process.kill(postmasterPid(clusterDir), "SIGKILL");
@@ -247,13 +275,14 @@ async function main() {
   const [serviceA, serviceB] = await Promise.all([probe(instanceA), probe(instanceB)]);
   figures.databaseDeathToServiceMs = Math.max(serviceA, serviceB) - killedAt;
   log(`service back ${figures.databaseDeathToServiceMs} ms after the database was killed`);
+  endPhase("kill -9 of the database to service on both");
 
-  await sleep(config.steadyMs);
+  await steady("the end of crashes");
   crashing = false;
   log(`crash phase over (${counts.crashes} crashes); draining the remaining items`);
   const drainDeadline = Date.now() + DRAIN_DEADLINE_MS;
   while (!allReleased() && Date.now() < drainDeadline) {
-    await sleep(1000);
+    await sleep(smoke ? 250 : 1000);
     // Rule 11 sends an item whose leases kept expiring (crashes do that) to a person: answer like one.
     await answerRepeatedExpiries(admin).catch((error: unknown) => {
       if (!isOutage(error)) noteUnexpected(error, "answering a repeated-expiry request");
@@ -274,13 +303,21 @@ async function main() {
   if (!allReleased()) log(`drain deadline passed with ${itemIds.length - releasedItems.size} items unreleased`);
   agentsRunning = false;
   await Promise.all(agents);
-  // Quiet now: let the last expiries happen, then the tailer reads to the end of the feed.
-  await sleep((LEASE_SECONDS + 2) * 1000);
-  tailing = false;
-  await tail;
-
+  endPhase("drain the remaining items");
+  // Quiet now: let the last expiries happen (no lease left open, at most lease + 2 s), then the
+  // tailer reads to the end of the feed.
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
+  const settleBy = Date.now() + (LEASE_SECONDS + 2) * 1000;
+  while (Date.now() < settleBy) {
+    const { rows } = await db.query(`SELECT count(*)::int AS open FROM leases WHERE ended_at IS NULL`);
+    if (rows[0].open === 0) break;
+    await sleep(100);
+  }
+  tailing = false;
+  await tail;
+  endPhase("settle, read the feed to its end");
+
   const one = async (sql: string, params: unknown[] = []) => Number(Object.values((await db.query(sql, params)).rows[0] as object)[0]);
   const results = {
     duplicateReleases: await one(`SELECT count(*) FROM (SELECT work_item_id FROM leases WHERE outcome = 'released' GROUP BY 1 HAVING count(*) > 1) d`),
@@ -316,6 +353,7 @@ async function main() {
 
   await Promise.all(instances.map((instance) => stopServer(instance.server)));
   data.remove();
+  endPhase("checks, stop both instances");
 
   const seconds = ((Date.now() - startedAt) / 1000).toFixed(0);
   console.log(`\n## chaos ${smoke ? "smoke" : "full"} run (${seconds} s, ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? "?"})\n`);
@@ -324,6 +362,8 @@ async function main() {
   console.log(`\n| figure | value |\n|---|---|`);
   for (const [name, value] of Object.entries(figures)) console.log(`| ${name} | ${value} |`);
   console.log(`| crashed leases reclaimed (measured) | ${reclaim.length} |`);
+  console.log(`\n| phase | ms |\n|---|---|`);
+  for (const [name, value] of Object.entries(phases)) console.log(`| ${name} | ${value} |`);
   console.log(`\n| activity | count |\n|---|---|`);
   for (const [name, value] of Object.entries({ ...counts, leases: leaseCount, eventsSeen: seen.size })) console.log(`| ${name} | ${value} |`);
   if (unexpected.length > 0) console.log(`\nunexpected errors (first ${unexpected.length}):\n${unexpected.join("\n")}`);

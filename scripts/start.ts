@@ -11,7 +11,6 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import next from "next";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
 import { publicUrl, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
@@ -124,12 +123,14 @@ async function main() {
   ensureSecretKey();
 
   process.env.NEXT_TELEMETRY_DISABLED = "1";
-  let app: ReturnType<typeof next> | undefined;
+  let app: ReturnType<typeof import("next").default> | undefined;
   let handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (apiOnly) {
     handle = handleApiOnly;
   } else {
     if (!dev && !buildIsCurrent()) await buildNext();
+    // Loaded only here: `--api-only` (the lifecycle tests, `npm run chaos`) starts without Next.
+    const { default: next } = await import("next");
     app = next({ dev, dir: root, port });
     await app.prepare();
     const nextHandler = app.getRequestHandler();

@@ -1,8 +1,10 @@
 import { NextResponse } from "next/server";
 import { createSession, endSession, SESSION_SECONDS } from "@/server/auth/sessions";
 import { authenticate } from "@/server/auth/tokens";
+import { noteDatabaseUp } from "@/server/database/availability";
 import { getDb } from "@/server/db";
 import { readBoundedBody } from "@/server/http/body";
+import { failureResponse } from "@/server/http/unavailable";
 import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from "@/server/trpc/init";
 import { DASHBOARD_ROLES } from "@/app/_lib/session";
 
@@ -44,6 +46,11 @@ function refuseCrossSite(request: Request): NextResponse | null {
 export async function POST(request: Request) {
   const refused = refuseCrossSite(request);
   if (refused) return refused;
+  // The database down (or any other failure): 503 UNAVAILABLE (or a generic 500), never Next's bare 500 or error text.
+  return logIn(request).catch((error: unknown) => failureResponse(error, "/api/session"));
+}
+
+async function logIn(request: Request): Promise<NextResponse> {
   const raw = await readBoundedBody(request, LOGIN_BODY_BYTES).catch(() => null);
   if (!raw) return json(413, { reason: "TOO_LARGE", message: "The login request is too large." });
   const body = parseJson(raw.toString("utf8")) as { token?: unknown } | null;
@@ -51,6 +58,7 @@ export async function POST(request: Request) {
   if (!token) return json(400, { reason: "VALIDATION", message: "Paste a token to log in." });
   if (token.length > 500) return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid." });
   const caller = await authenticate(getDb(), token);
+  noteDatabaseUp();
   if (!caller) {
     return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid: it is unknown or has been revoked." });
   }
@@ -76,6 +84,10 @@ export async function POST(request: Request) {
 export async function DELETE(request: Request) {
   const refused = refuseCrossSite(request);
   if (refused) return refused;
+  return logOut(request).catch((error: unknown) => failureResponse(error, "/api/session"));
+}
+
+async function logOut(request: Request): Promise<NextResponse> {
   const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (sessionId) await endSession(getDb(), sessionId);
   const response = json(200, { ok: true });

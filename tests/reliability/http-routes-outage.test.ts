@@ -1,0 +1,145 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createToken, forgetAuthenticatedTokens } from "../../server/auth/tokens";
+import { UNAVAILABLE_MESSAGE } from "../../server/database/availability";
+import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
+import { migrateDeploy, projectRoot } from "../../server/database/migrate";
+import { CSRF_HEADER, SESSION_COOKIE } from "../../server/trpc/init";
+import { isAlive, postmasterPid, tempDataDir, until } from "../../scripts/server-process";
+import * as healthLive from "../../app/api/health/live/route";
+import * as healthReady from "../../app/api/health/ready/route";
+import * as metrics from "../../app/api/metrics/route";
+import * as session from "../../app/api/session/route";
+import * as trpc from "../../app/api/trpc/[trpc]/route";
+
+/**
+ * Issue 12: every HTTP route outside tRPC's own error handling (the route handlers of app/api/,
+ * which `next start` serves — the dashboard login among them — and server/http/) answers a
+ * database outage like the API does: 503 with reason UNAVAILABLE and no internals, never a 500;
+ * and works again once the database is back. The handlers run in this process on the
+ * process-wide client (getDb(), DATABASE_URL) against a real PostgreSQL that is killed with
+ * kill -9 and restarted.
+ */
+
+const INTERNALS = /127\.0\.0\.1|localhost:\d|prisma|postgres|ECONNREFUSED|ECONNRESET|terminat|stack|\bat \w+ \(/i;
+const origin = "http://127.0.0.1:3000";
+
+const data = tempDataDir();
+const cluster = path.join(data.dir, "pg");
+let database: EmbeddedDatabase;
+let operatorToken: string;
+
+const login = (token: string) =>
+  session.POST(
+    new Request(`${origin}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [CSRF_HEADER]: "1" },
+      body: JSON.stringify({ token }),
+    }),
+  );
+const logout = (sessionId: string) =>
+  session.DELETE(new Request(`${origin}/api/session`, { method: "DELETE", headers: { [CSRF_HEADER]: "1", cookie: `${SESSION_COOKIE}=${sessionId}` } }));
+const scrape = (token: string) => metrics.GET(new Request(`${origin}/api/metrics`, { headers: { authorization: `Bearer ${token}` } }));
+const healthCheck = () => trpc.GET(new Request(`${origin}/api/trpc/health.check`));
+const sessionIdOf = (response: Response) => response.headers.get("set-cookie")?.match(new RegExp(`${SESSION_COOKIE}=([^;]+)`))?.[1];
+
+async function read(response: Response) {
+  const text = await response.text();
+  return { status: response.status, text, body: JSON.parse(text) as Record<string, unknown> };
+}
+
+beforeAll(async () => {
+  // Durable (PostgreSQL's defaults, as the app runs it): with synchronous_commit off, kill -9 would lose the token made below.
+  database = await startEmbeddedPostgres({ dataDir: cluster });
+  await migrateDeploy(database.url);
+  process.env.DATABASE_URL = database.url;
+  process.env.WORK_GRAPH_METRICS_CACHE_MS = "0"; // each scrape reads the database
+  delete (globalThis as { workGraphDb?: unknown }).workGraphDb;
+  const { getDb } = await import("../../server/db");
+  ({ token: operatorToken } = await createToken(getDb(), { role: "operator", label: "outage test" }));
+});
+
+afterAll(async () => {
+  const { getDb } = await import("../../server/db");
+  await getDb().$disconnect().catch(() => {});
+  await database?.stop();
+  data.remove();
+});
+
+describe("app/api route handlers while the database is down", () => {
+  it("every route file under app/api is exercised here", () => {
+    const routes = readdirSync(path.join(projectRoot(), "app", "api"), { recursive: true, encoding: "utf8" })
+      .filter((file) => path.basename(file) === "route.ts")
+      .map((file) => file.split(path.sep).join("/"))
+      .sort();
+    // A new route must be added to this file, with what it answers during an outage.
+    expect(routes).toEqual(["health/live/route.ts", "health/ready/route.ts", "metrics/route.ts", "session/route.ts", "trpc/[trpc]/route.ts"]);
+  });
+
+  it("login, logout and the metrics scrape answer 503 UNAVAILABLE without internals after kill -9 of PostgreSQL, log it once, and work again once it is back", async () => {
+    const before = await login(operatorToken);
+    expect(before.status).toBe(200);
+    const sessionId = sessionIdOf(before);
+    expect(sessionId).toBeTruthy();
+
+    const errors = vi.spyOn(console, "error");
+    try {
+      const postmaster = postmasterPid(cluster);
+      process.kill(postmaster, "SIGKILL");
+      await until("PostgreSQL to be gone", async () => !isAlive(postmaster), 30_000, 20);
+      forgetAuthenticatedTokens(); // no cached authentication: the login must ask the database
+
+      const answers = {
+        login: await read(await login(operatorToken)),
+        loginAgain: await read(await login(operatorToken)),
+        logout: await read(await logout(sessionId!)),
+        metrics: await read(await scrape(operatorToken)),
+      };
+      for (const [name, answer] of Object.entries(answers)) {
+        expect(answer.status, name).toBe(503);
+        expect(answer.body, name).toEqual({ reason: "UNAVAILABLE", message: UNAVAILABLE_MESSAGE });
+        expect(answer.text, name).not.toMatch(INTERNALS);
+      }
+      // The answers of the other routes, for the same outage.
+      const ready = await read(await healthReady.GET());
+      expect(ready.status).toBe(503);
+      expect(ready.body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
+      const trpcAnswer = await read(await healthCheck());
+      expect(trpcAnswer.status).toBe(503);
+      expect(trpcAnswer.body.error).toMatchObject({ message: UNAVAILABLE_MESSAGE, data: { reason: "UNAVAILABLE", httpStatus: 503 } });
+      const live = await read(healthLive.GET());
+      expect(live.status).toBe(200);
+      for (const answer of [ready, trpcAnswer, live]) expect(answer.text).not.toMatch(INTERNALS);
+
+      const logged = errors.mock.calls.map((args) => args.map(String).join(" ")).join("\n");
+      expect(logged.match(/database unavailable/g)).toHaveLength(1);
+      expect(logged).not.toMatch(/internal error|\n\s+at /);
+    } finally {
+      errors.mockRestore();
+    }
+
+    database = await startEmbeddedPostgres({ dataDir: cluster, port: database.port });
+    const again = await until("a login once PostgreSQL is back", async () => {
+      const response = await login(operatorToken);
+      return response.status === 200 ? response : null;
+    }, 60_000, 100);
+    const newSession = sessionIdOf(again);
+    expect(newSession).toBeTruthy();
+    expect((await logout(newSession!)).status).toBe(200);
+    // The session logged in before the outage still exists (its logout never reached the database).
+    expect((await logout(sessionId!)).status).toBe(200);
+    const scraped = await scrape(operatorToken);
+    expect(scraped.status).toBe(200);
+    expect(await scraped.text()).toMatch(/work_graph_items/);
+    expect((await healthCheck()).status).toBe(200);
+    expect((await healthReady.GET()).status).not.toBe(500); // 503 here only because no expiry sweep runs in this process
+  });
+
+  it("a failure that is not an outage is a generic 500 INTERNAL, the details only in the log", async () => {
+    const { failureResponse } = await import("../../server/http/unavailable");
+    const answer = await read(failureResponse(new Error("relation \"dashboard_sessions\" does not exist at 127.0.0.1:5432"), "/api/session"));
+    expect(answer.status).toBe(500);
+    expect(answer.body).toEqual({ reason: "INTERNAL", message: "internal error" });
+  });
+});
