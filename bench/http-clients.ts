@@ -1,26 +1,60 @@
 /**
- * The agents of the tRPC-over-HTTP measurement, in their own process (as agents are): one
- * @trpc/client per worker, each looping claim → release against the server at argv[2].
+ * The agents of the over-HTTP measurements, in their own process (as agents are): one
+ * keep-alive connection and one agent token per worker, each looping claim → release against
+ * the server at argv[2] in raw HTTP/JSON (docs/agents.md "Raw HTTP"). A lean client on purpose:
+ * on 2 cores the load generator shares the CPU with the server it measures, and fetch-based
+ * clients (@trpc/client, the SDK) cost several times more CPU per call than node:http — that
+ * cost is the agent's, on the agent's machine, and is not what the row measures.
  * Input (JSON in argv[3]): { tokens, windowMs, warmupMs }. Prints one line `warm` when the
  * warm-up is over, then one JSON line { rate, cpuMs, claimP50Ms } (cycles/s, this process's
  * CPU, the median claim round trip).
  */
-import { createTRPCClient, httpLink } from "@trpc/client";
-import type { AppRouter } from "../server/trpc/root";
+import http from "node:http";
 import { timedLoops } from "./support";
 
 const [url, input] = process.argv.slice(2);
 const { tokens, windowMs, warmupMs } = JSON.parse(input!) as { tokens: string[]; windowMs: number; warmupMs: number };
-const clients = tokens.map((token) =>
-  createTRPCClient<AppRouter>({ links: [httpLink({ url: `${url}/api/trpc`, headers: { authorization: `Bearer ${token}` } })] }),
-);
+const base = new URL(url!);
+
+function clientFor(token: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  return <T>(procedure: string, body: unknown) =>
+    new Promise<T>((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const request = http.request(
+        {
+          host: base.hostname,
+          port: base.port,
+          path: `/api/trpc/${procedure}`,
+          method: "POST",
+          agent,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (chunk: Buffer) => chunks.push(chunk));
+          response.on("end", () => {
+            const text = Buffer.concat(chunks).toString("utf8");
+            if (response.statusCode !== 200) return reject(new Error(`${procedure}: HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
+            resolve((JSON.parse(text) as { result: { data: T } }).result.data);
+          });
+          response.on("error", reject);
+        },
+      );
+      request.on("error", reject);
+      request.end(payload);
+    });
+}
+
+const clients = tokens.map(clientFor);
 let claimMs: number[] = [];
 const cycle = async (worker: number) => {
+  const call = clients[worker]!;
   const started = performance.now();
-  const claimed = await clients[worker]!.leases.claim.mutate({ durationSeconds: 300 });
+  const claimed = await call<{ lease: { id: string; epoch: number } } | null>("leases.claim", { durationSeconds: 300 });
   claimMs.push(performance.now() - started);
   if (!claimed) return false;
-  await clients[worker]!.leases.release.mutate({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
+  await call("leases.release", { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
   return true;
 };
 await timedLoops(clients.length, warmupMs, cycle);
