@@ -1,3 +1,4 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 
 export const ACTIVITY_RANGES = {
@@ -35,35 +36,50 @@ export interface Activity {
   totals: ActivityCounts & ActivityPercentiles;
 }
 
-interface CountRow extends ActivityCounts {
+interface CountRow {
+  kind: keyof ActivityCounts;
   start: string;
+  n: number;
 }
 interface PercentileRow {
   start: string | null;
   p: [number, number];
 }
 
-const COUNTED_TYPES = ["lease.claimed", "lease.ended", "attention.requested"];
-
 /**
  * Ready → claimed needs a few index probes per claim, so over a busy week it is measured on an
- * evenly spread sample of at most this many claims (every k-th in sequence order); below it,
- * on every claim. p50/p90 of 1,000 samples are within a few percentile points.
+ * evenly spread sample of at most this many claims (every k-th in time order); below it, on
+ * every claim. p50/p90 of 1,000 samples are within a few percentile points.
  */
 export const READY_WAIT_SAMPLE = 1000;
 
 /**
+ * `e.created_at` within the statement's range (the CTE `r`), and its interval. Read through
+ * scalar subqueries rather than a join with `r`, so an index scan's order survives (the claim
+ * times are numbered in index order, without a sort).
+ */
+const IN_RANGE = Prisma.sql`e.created_at >= (SELECT since FROM r) AND e.created_at < (SELECT now FROM r)`;
+const BUCKET = Prisma.sql`date_bin((SELECT width FROM r), e.created_at, (SELECT since FROM r))`;
+
+/**
  * What happened over the last hour, day or week, in equal intervals ending at the database's
- * now: claims, releases, expiries, revocations and attention requests per interval (from the
- * events, through events_type_created_at_idx); p50/p90 of the time from ready to claimed for
- * claims in the interval; p50/p90 of how long attention requests answered in the interval
- * waited. One statement, so every part sees the same now.
+ * now: claims, releases, expiries, revocations and attention requests per interval; p50/p90 of
+ * the time from ready to claimed for claims in the interval; p50/p90 of how long attention
+ * requests answered in the interval waited. One statement, so every part sees the same now.
+ *
+ * Every count is an index-only range scan: claims and attention requests through
+ * events_type_created_at_idx, lease ends through one partial index per counted outcome (the
+ * outcome lives in `data`; the literal predicates below must stay literal, not parameters, so
+ * that a generic plan of the prepared statement can still use those indexes).
  *
  * "Ready" is when the claimed item last became claimable as far as its own history shows: the
  * latest of its creation, its previous lease's end, its last blocking attention answer, and
  * the last finish of one of its children or blockers. Blocking by an ancestor's dependency is
  * not traced (it would mean walking the tree per claim), so such waits count from the latest
- * of those moments. Over more than READY_WAIT_SAMPLE claims the percentiles are estimates.
+ * of those moments. Over more than READY_WAIT_SAMPLE claims the percentiles are estimates: the
+ * sample is every k-th claim time from the index, and the claims at those times are read
+ * together in one index scan (claims sharing a sampled instant are all in the sample, so
+ * below READY_WAIT_SAMPLE every claim is counted exactly once).
  */
 export async function activity(db: Db, range: ActivityRange): Promise<Activity> {
   const { bucketSeconds, buckets: bucketCount } = ACTIVITY_RANGES[range];
@@ -72,24 +88,32 @@ export async function activity(db: Db, range: ActivityRange): Promise<Activity> 
       SELECT statement_timestamp() AS now,
              statement_timestamp() - make_interval(secs => ${bucketSeconds * bucketCount}) AS since,
              make_interval(secs => ${bucketSeconds}) AS width
+    ), claim_times AS (
+      SELECT e.created_at, row_number() OVER (ORDER BY e.created_at) AS n
+        FROM events e WHERE e.type = 'lease.claimed' AND ${IN_RANGE}
     ), counts AS (
-      SELECT date_bin(r.width, e.created_at, r.since) AS start,
-             count(*) FILTER (WHERE e.type = 'lease.claimed')::int AS claims,
-             count(*) FILTER (WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'released')::int AS releases,
-             count(*) FILTER (WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'expired')::int AS expiries,
-             count(*) FILTER (WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'revoked')::int AS revocations,
-             count(*) FILTER (WHERE e.type = 'attention.requested')::int AS "attentionRequests"
-        FROM events e CROSS JOIN r
-       WHERE e.type = ANY(${COUNTED_TYPES}::text[]) AND e.created_at >= r.since AND e.created_at < r.now
-       GROUP BY 1
-    ), claims AS (
-      SELECT e.work_item_id, e.epoch, e.created_at, row_number() OVER (ORDER BY e.sequence) AS n, count(*) OVER () AS total
-        FROM events e CROSS JOIN r
-       WHERE e.type = 'lease.claimed' AND e.created_at >= r.since AND e.created_at < r.now
+      SELECT 'claims' AS kind, ${BUCKET} AS start, count(*)::int AS n FROM claim_times e GROUP BY 2
+      UNION ALL
+      SELECT 'releases', ${BUCKET}, count(*)::int FROM events e
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'released' AND ${IN_RANGE} GROUP BY 2
+      UNION ALL
+      SELECT 'expiries', ${BUCKET}, count(*)::int FROM events e
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'expired' AND ${IN_RANGE} GROUP BY 2
+      UNION ALL
+      SELECT 'revocations', ${BUCKET}, count(*)::int FROM events e
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'revoked' AND ${IN_RANGE} GROUP BY 2
+      UNION ALL
+      SELECT 'attentionRequests', ${BUCKET}, count(*)::int FROM events e
+       WHERE e.type = 'attention.requested' AND ${IN_RANGE} GROUP BY 2
     ), sampled AS (
-      SELECT * FROM claims WHERE (n - 1) % ceil(total / ${READY_WAIT_SAMPLE}::numeric)::bigint = 0
+      SELECT e.work_item_id, e.epoch, e.created_at
+        FROM events e
+       WHERE e.type = 'lease.claimed'
+         AND e.created_at = ANY (ARRAY(
+               SELECT t.created_at FROM claim_times t
+                WHERE (t.n - 1) % (SELECT greatest(1, ceil(count(*) / ${READY_WAIT_SAMPLE}::numeric))::bigint FROM claim_times) = 0))
     ), ready_waits AS (
-      SELECT date_bin(r.width, e.created_at, r.since) AS start,
+      SELECT ${BUCKET} AS start,
              greatest(0, extract(epoch FROM e.created_at - greatest(
                w.created_at,
                (SELECT p.ended_at FROM leases p WHERE p.work_item_id = e.work_item_id AND p.epoch = e.epoch - 1),
@@ -100,12 +124,12 @@ export async function activity(db: Db, range: ActivityRange): Promise<Activity> 
                (SELECT max(b.updated_at) FROM dependencies d JOIN work_items b ON b.id = d.depends_on_id
                  WHERE d.work_item_id = e.work_item_id AND b.status <> 'open' AND b.updated_at <= e.created_at)
              )))::float8 AS seconds
-        FROM sampled e CROSS JOIN r JOIN work_items w ON w.id = e.work_item_id
+        FROM sampled e JOIN work_items w ON w.id = e.work_item_id
     ), attention_waits AS (
-      SELECT date_bin(r.width, e.created_at, r.since) AS start,
+      SELECT ${BUCKET} AS start,
              extract(epoch FROM a.resolved_at - a.created_at)::float8 AS seconds
-        FROM events e CROSS JOIN r JOIN attention_requests a ON a.id = (e.data->>'requestId')::uuid
-       WHERE e.type = 'attention.resolved' AND e.created_at >= r.since AND e.created_at < r.now
+        FROM events e JOIN attention_requests a ON a.id = (e.data->>'requestId')::uuid
+       WHERE e.type = 'attention.resolved' AND ${IN_RANGE}
     ), ready AS (
       SELECT start, percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY seconds) AS p
         FROM ready_waits GROUP BY GROUPING SETS ((start), ())
@@ -140,13 +164,11 @@ export async function activity(db: Db, range: ActivityRange): Promise<Activity> 
   }));
   const totals = nothing();
 
-  for (const counted of row!.counts) {
-    const bucket = buckets[indexOf(counted.start)];
+  for (const { kind, start, n } of row!.counts) {
+    const bucket = buckets[indexOf(start)];
     if (!bucket) continue;
-    for (const key of ["claims", "releases", "expiries", "revocations", "attentionRequests"] as const) {
-      bucket[key] = counted[key];
-      totals[key] += counted[key];
-    }
+    bucket[kind] = n;
+    totals[kind] += n;
   }
   const place = (rows: PercentileRow[], p50: "readyToClaimP50" | "attentionWaitP50", p90: "readyToClaimP90" | "attentionWaitP90") => {
     for (const { start, p } of rows) {

@@ -135,3 +135,35 @@ describe("dashboard.activity over many claims", () => {
     }
   });
 });
+
+describe("dashboard.activity edge cases of the index-only counts and the claim sample", () => {
+  it("counts each of several claims at one instant once, and only released, expired and revoked lease ends", async () => {
+    const edge = await createTestDatabase();
+    try {
+      const client = await edge.connect();
+      await client.query("BEGIN");
+      await client.query(`
+        INSERT INTO work_items (id, title, created_at, updated_at)
+        SELECT 'tie-' || g, 'tie', now() - make_interval(secs => (12.5 + 10 * g) * 60), now() - make_interval(secs => (12.5 + 10 * g) * 60)
+          FROM generate_series(1, 3) g`);
+      // now() is the transaction's start: the three claims share one created_at.
+      await client.query(`
+        INSERT INTO events (work_item_id, type, actor, epoch, created_at)
+        SELECT id, 'lease.claimed', 'w', 1, now() - interval '12 minutes 30 seconds' FROM work_items WHERE id LIKE 'tie-%'`);
+      await client.query(`
+        INSERT INTO events (work_item_id, type, actor, epoch, data, created_at) VALUES
+          ('tie-1', 'lease.ended', 'w', 1, '{"outcome":"cancelled"}', now() - interval '7 minutes 30 seconds'),
+          ('tie-2', 'lease.ended', 'w', 1, '{"outcome":"decomposed"}', now() - interval '7 minutes 30 seconds'),
+          ('tie-3', 'lease.ended', 'w', 1, '{"outcome":"attention_requested"}', now() - interval '7 minutes 30 seconds')`);
+      await client.query("COMMIT");
+      const { api } = await callerAs(edge.db, "operator");
+      const { totals } = await api.dashboard.activity({ range: "hour" });
+      // Created 10, 20 and 30 minutes before the claims: waits of 600 s, 1,200 s and 1,800 s.
+      expect(totals).toMatchObject({ claims: 3, releases: 0, expiries: 0, revocations: 0, attentionRequests: 0 });
+      expect(totals.readyToClaimP50).toBe(1200);
+      expect(totals.readyToClaimP90).toBe(1680); // percentile_cont: 1,200 + 0.8 × 600
+    } finally {
+      await edge.close();
+    }
+  });
+});
