@@ -1,6 +1,7 @@
 import client from "prom-client";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
+import { LEASE_OUTCOMES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
 
 /**
@@ -11,7 +12,6 @@ import { summary, type Summary } from "./queries/dashboard";
  * costs at most those three queries however often it comes.
  */
 
-const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
 const FENCE_KINDS = ["expired", "superseded", "revoked", "ended", "unknown"] as const;
 
 function createMetrics() {

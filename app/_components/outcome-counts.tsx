@@ -1,11 +1,11 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { LEASE_OUTCOMES } from "@/server/domain/contract";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import { ApiError } from "./ui";
 
-const OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
 
 /** Overview: how leases ended in the last hour; an operator's revocations apart from expiries. */
 export function OutcomeCounts() {
@@ -16,7 +16,7 @@ export function OutcomeCounts() {
     <section className="outcome-counts" aria-labelledby="outcome-counts">
       <h2 id="outcome-counts" className="outcome-counts-title">Leases ended in the last hour</h2>
       <ul>
-        {OUTCOMES.map((outcome) => (
+        {LEASE_OUTCOMES.map((outcome) => (
           <li key={outcome} className={`outcome-count outcome-${outcome}`} data-testid={`ended-${outcome}`}>
             <span className="outcome-count-n">{counts.data?.[outcome] ?? "–"}</span> {humanize(outcome)}
           </li>

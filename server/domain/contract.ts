@@ -1,6 +1,6 @@
 /*
- * The names docs/api.md defines once for every side: the stages of a work item and the error
- * reasons. The server (schemas, errors, SQL), the dashboard, the CLI and MCP server use these
+ * The names docs/api.md defines once for every side: the stages of a work item, the outcomes
+ * a lease ends with, and the error reasons. The server (schemas, errors, SQL), the dashboard, the CLI and MCP server use these
  * lists, and the agent SDK re-exports them. A plain constant module: it imports nothing, so the
  * SDK bundle and browser code can take it without any server runtime.
  * tests/docs/api-contract.test.ts checks both lists against docs/api.md.
@@ -20,6 +20,10 @@ export type WaitingStage = Exclude<Stage, "ready" | TerminalStage>;
 export function isTerminalStage(stage: string): stage is TerminalStage {
   return (TERMINAL_STAGES as readonly string[]).includes(stage);
 }
+
+/** How a lease ends: exactly one of these (docs/api.md; operator control adds "revoked"). */
+export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
+export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
 
 /** Every `error.data.reason` of docs/api.md ("Errors"), in its order. */
 export const REASONS = [

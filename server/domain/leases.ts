@@ -1,10 +1,9 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 import { countLeaseEnded } from "../metrics";
+import type { LeaseOutcome } from "./contract";
 import { LEASE_COLUMNS, type LeaseRow } from "./views";
 
-/** How a lease ended (API.md; operator control adds "revoked"). */
-export type LeaseOutcome = "released" | "cancelled" | "decomposed" | "attention_requested" | "expired" | "revoked";
 
 export interface EndLeases {
   /** WHERE over `leases l` choosing the live leases to end (may use CTEs named in `from`). */

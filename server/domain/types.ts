@@ -1,8 +1,6 @@
-import type { Stage } from "./contract";
+import type { LeaseOutcome, Stage } from "./contract";
 
-export { STAGES, type Stage } from "./contract";
-export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
-export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
+export { LEASE_OUTCOMES, STAGES, type LeaseOutcome, type Stage } from "./contract";
 export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
 export type Role = "agent" | "operator" | "admin";

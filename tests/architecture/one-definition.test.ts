@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { REASONS, STAGES } from "../../server/domain/contract";
+import { LEASE_OUTCOMES, REASONS, STAGES } from "../../server/domain/contract";
 import { importsOf, repo, sourceFiles } from "./support";
 
 /*
@@ -24,17 +24,18 @@ function stringListLiterals(text: string): string[][] {
   return lists;
 }
 
-describe("the stage and error reason lists are defined once", () => {
-  it("no list of stage names or of reason names appears outside server/domain/contract.ts", async () => {
+describe("the stage, lease outcome and error reason lists are defined once", () => {
+  it("no list of stage, outcome or reason names appears outside server/domain/contract.ts", async () => {
     const stages = new Set<string>(STAGES);
     const reasons = new Set<string>(REASONS);
+    const outcomes = new Set<string>(LEASE_OUTCOMES);
     const offending: string[] = [];
     for (const dir of SCANNED) {
       for (const file of await sourceFiles(dir)) {
         if (file.replace(/\.ts$/, "") === CONTRACT) continue;
         const text = await readFile(path.join(repo, file), "utf8");
         for (const list of stringListLiterals(text)) {
-          if (list.every((name) => stages.has(name)) || list.every((name) => reasons.has(name))) offending.push(`${file}: [${list.join(", ")}]`);
+          if ([stages, reasons, outcomes].some((names) => list.every((name) => names.has(name)))) offending.push(`${file}: [${list.join(", ")}]`);
         }
       }
     }

@@ -2,7 +2,7 @@
  * Work Graph agent SDK: a typed tRPC client (`createWorkGraphClient`), typed errors
  * (`WorkGraphError`) and a worker loop with automatic lease renewal (`runWorker`).
  * Depends only on `@trpc/client` at run time; the API types come from the server's router, and
- * the stage and error reason lists (`STAGES`, `REASONS`) from server/domain/contract.ts, a plain
+ * the stage, lease outcome and error reason lists (`STAGES`, `LEASE_OUTCOMES`, `REASONS`) from server/domain/contract.ts, a plain
  * constant module bundled in.
  */
 export { apiUrl, createWorkGraphClient } from "./client";
@@ -10,8 +10,8 @@ export type {
   AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, CreateWorkItemInput, DecomposeInput, DecomposeResult,
   FinishResult, Lease, Note, RetryOptions, WorkGraphClient, WorkGraphClientOptions, WorkGraphEvent, WorkItem,
 } from "./client";
-export { isTerminalStage, REASONS, STAGES, TERMINAL_STAGES } from "../../../../server/domain/contract";
-export type { Reason, Stage, TerminalStage, WaitingStage } from "../../../../server/domain/contract";
+export { isTerminalStage, LEASE_OUTCOMES, REASONS, STAGES, TERMINAL_STAGES } from "../../../../server/domain/contract";
+export type { LeaseOutcome, Reason, Stage, TerminalStage, WaitingStage } from "../../../../server/domain/contract";
 export { API_REASONS, isWorkGraphError, toWorkGraphError, WorkGraphError } from "./errors";
 export type { ApiReason, ErrorReason, LeaseNotCurrentKind } from "./errors";
 export { runWorker } from "./worker";
