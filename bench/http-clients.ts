@@ -1,7 +1,7 @@
 /**
  * The agents of the over-HTTP measurements, in their own process (as agents are): one
  * keep-alive connection and one agent token per worker, each looping claim → release against
- * the server at argv[2] in raw HTTP/JSON (docs/agents.md "Raw HTTP"). A lean client on purpose:
+ * the server at argv[2] (several, comma-separated: workers take them in turn) in raw HTTP/JSON (docs/agents.md "Raw HTTP"). A lean client on purpose:
  * on 2 cores the load generator shares the CPU with the server it measures, and fetch-based
  * clients (@trpc/client, the SDK) cost several times more CPU per call than node:http — that
  * cost is the agent's, on the agent's machine, and is not what the row measures.
@@ -12,11 +12,11 @@
 import http from "node:http";
 import { timedLoops } from "./support";
 
-const [url, input] = process.argv.slice(2);
+const [urls, input] = process.argv.slice(2);
 const { tokens, windowMs, warmupMs } = JSON.parse(input!) as { tokens: string[]; windowMs: number; warmupMs: number };
-const base = new URL(url!);
+const servers = urls!.split(",").map((url) => new URL(url));
 
-function clientFor(token: string) {
+function clientFor(token: string, base: URL) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   return <T>(procedure: string, body: unknown) =>
     new Promise<T>((resolve, reject) => {
@@ -46,7 +46,7 @@ function clientFor(token: string) {
     });
 }
 
-const clients = tokens.map(clientFor);
+const clients = tokens.map((token, worker) => clientFor(token, servers[worker % servers.length]!));
 let claimMs: number[] = [];
 const cycle = async (worker: number) => {
   const call = clients[worker]!;

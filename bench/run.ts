@@ -45,15 +45,15 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,server,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
 
-const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "raw-SQL floor"] as const;
+const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "Work Graph, 2 npm start servers", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
 
 interface Measurement {
@@ -174,9 +174,14 @@ async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
  * tRPC handler in this process, or the real `npm start` server in its own. "app" CPU is the
  * server's; the clients' CPU is reported apart.
  */
-async function httpThroughput(url: string, workers: number, via: "handler" | "npm start"): Promise<Measurement> {
+async function httpThroughput(url: string, workers: number, via: "handler" | "npm start" | "2 npm start"): Promise<Measurement> {
   const db = createDb(url, { poolSize: workers });
-  const server = via === "handler" ? await inProcessServer(db) : await npmStartServer(url);
+  const servers = via === "handler" ? [await inProcessServer(db)] : await Promise.all(Array.from({ length: via === "2 npm start" ? 2 : 1 }, () => npmStartServer(url)));
+  const server: ApiServer = {
+    url: servers.map((one) => one.url).join(","),
+    cpuMs: () => servers.reduce((sum, one) => sum + one.cpuMs(), 0),
+    close: async () => void (await Promise.all(servers.map((one) => one.close()))),
+  };
   const rates: number[] = [];
   const app: number[] = [];
   const pgCpu: number[] = [];
@@ -483,6 +488,7 @@ async function main() {
       if (parts.has("service")) throughput["Work Graph, service layer"][workers] = await serviceThroughput(await fresh("bench_service"), workers);
       if (parts.has("http")) throughput["Work Graph, tRPC over HTTP"][workers] = await httpThroughput(await fresh("bench_http"), workers, "handler");
       if (parts.has("server")) throughput["Work Graph, npm start server"][workers] = await httpThroughput(await fresh("bench_server"), workers, "npm start");
+      if (parts.has("cluster")) throughput["Work Graph, 2 npm start servers"][workers] = await httpThroughput(await fresh("bench_cluster"), workers, "2 npm start");
       if (parts.has("floor")) throughput["raw-SQL floor"][workers] = await floorThroughput(await fresh("bench_floor", false), workers);
       for (const contender of parts.has("contenders") ? CONTENDERS : []) {
         if (missing) {
@@ -685,7 +691,7 @@ function renderMarkdown(report: {
     `| tRPC over HTTP ÷ service layer | ${ratio(http, "Work Graph, service layer").join(" | ")} |`,
     "",
     ...header("claim round trip p50 over HTTP (ms)"),
-    ...(["Work Graph, tRPC over HTTP", "Work Graph, npm start server"] as Row[]).map((name) => `| ${name} | ${workers.map((w) => report.throughput[name][w]?.claimP50Ms?.toFixed(2) ?? "—").join(" | ")} |`),
+    ...(["Work Graph, tRPC over HTTP", "Work Graph, npm start server", "Work Graph, 2 npm start servers"] as Row[]).map((name) => `| ${name} | ${workers.map((w) => report.throughput[name][w]?.claimP50Ms?.toFixed(2) ?? "—").join(" | ")} |`),
     "",
     ...header("CPU ms per cycle: app process + PostgreSQL"),
     ...Object.entries(report.throughput).map(([name, values]) => `| ${name} | ${workers.map((w) => cpu(values[w])).join(" | ")} |`),
