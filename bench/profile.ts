@@ -147,7 +147,9 @@ function oneRoundTrip(pool: Pg.Pool, captured: { claim: Captured[]; release: Cap
       .join(";\n");
   return {
     async claim(worker) {
-      const results = (await pool.query(script(captured.claim, { worker: `w${worker}`, lease: "" }))) as unknown as Pg.QueryResult[];
+      // One statement answers with one result, several with an array of them.
+      const answer = (await pool.query(script(captured.claim, { worker: `w${worker}`, lease: "" }))) as unknown as Pg.QueryResult | Pg.QueryResult[];
+      const results = Array.isArray(answer) ? answer : [answer];
       const row = results.find((r) => r.fields?.some((f) => f.name === "lease"))?.rows[0];
       return (row?.lease?.id as string | undefined) ?? null;
     },
