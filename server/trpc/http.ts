@@ -5,7 +5,7 @@ import type { Db } from "../db";
 import { readBoundedBody } from "../http/body";
 import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
 import { maxBatchCalls, maxBodyBytes } from "../http/limits";
-import { newRequestId, withRequestId } from "../http/request-id";
+import { newRequestId, tagRequestId } from "../http/request-id";
 import { observeTrpcRequest } from "../http/observe";
 import { createContext, type Context } from "./init";
 import { appRouter } from "./root";
@@ -99,7 +99,7 @@ async function respond(db: Db, incoming: ApiRequest, requestId: string, observed
     endpoint: ENDPOINT,
     req: request,
     router: appRouter,
-    createContext: () => (context ? observed.context(context) : Promise.reject(asUnavailable(contextFailure))),
+    createContext: () => (context ? observed.context(context) : Promise.reject(tagRequestId(asUnavailable(contextFailure), requestId))),
     onError: ({ error, path }) => {
       observed.failed(path, error);
       if (error.code === "INTERNAL_SERVER_ERROR") onError?.(error.cause ?? error);
@@ -116,7 +116,7 @@ export async function handleTrpcRequest(db: Db, incoming: ApiRequest, onError?: 
   const requestId = newRequestId();
   // One log line and the request counters per request, refusals before tRPC included; INTERNAL details go to that log.
   const observed = observeTrpcRequest(incoming, requestId);
-  const response = await withRequestId(requestId, () => respond(db, incoming, requestId, observed, onError));
+  const response = await respond(db, incoming, requestId, observed, onError);
   response.headers.set("cache-control", "no-store");
   return observed.finish(response);
 }

@@ -7,7 +7,7 @@ import { noteDatabaseUp } from "../database/availability";
 import { sqlState } from "../database/transaction";
 import type { Caller, Role } from "../domain/types";
 import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
-import { currentRequestId } from "../http/request-id";
+import { requestIdOf } from "../http/request-id";
 import { asUnavailable } from "./unavailable";
 
 export const SESSION_COOKIE = "wg_session";
@@ -90,7 +90,7 @@ const t = initTRPC.context<Context>().create({
     const { reason, detail } = reasonOf(error);
     if (reason === "INTERNAL") {
       // A defect: the caller gets an id to quote, the server log (handleTrpcRequest's onError) the details.
-      const requestId = ctx?.requestId ?? currentRequestId() ?? "unknown";
+      const requestId = ctx?.requestId ?? requestIdOf(error) ?? "unknown";
       return {
         ...shape,
         message: `internal error; the server log has the details under request id ${requestId}`,
