@@ -83,3 +83,22 @@ describe("the stage, lease outcome and error reason lists are defined once", () 
     expect(explanation).not.toMatch(/openChildCount\s*>|currentLease|\.blocking\b|status === |TERMINAL|isTerminalStage/);
   });
 });
+
+describe("ending a lease is written once", () => {
+  it("only server/domain/leases.ts (endLeasesSql) sets a lease's end; every ending uses it", async () => {
+    const writers: string[] = [];
+    for (const file of await sourceFiles("server")) {
+      const text = await readFile(path.join(repo, file), "utf8");
+      if (/UPDATE\s+leases\b[^;`]*?\bSET\b[^;`]*?\bended_at\s*=/i.test(text)) writers.push(file);
+    }
+    expect(writers).toEqual([path.join("server", "domain", "leases.ts")]);
+    const users: string[] = [];
+    for (const file of await sourceFiles("server")) {
+      if (/\bendLease(s?Sql)?\(/.test(await readFile(path.join(repo, file), "utf8"))) users.push(file);
+    }
+    // release and cancel (finish), decompose, attention, revoke, expiry (sweep, reclaim, cascades).
+    for (const ending of ["server/operations/finish.ts", "server/operations/decompose.ts", "server/operations/attention.ts", "server/operations/revoke.ts", "server/domain/expiry.ts"]) {
+      expect(users).toContain(path.join(...ending.split("/")));
+    }
+  });
+});
