@@ -64,6 +64,23 @@ export const CLAIMABLE = Prisma.sql`${Prisma.raw(STRUCTURALLY_READY_SQL)}
   AND (lease_expires_at IS NULL OR lease_expires_at <= statement_timestamp())`;
 
 /**
+ * Structurally ready and without any lease: the partial index work_items_claim_unleased_idx.
+ * A claim walks it instead of the claim index, which also lists the items under live leases
+ * (an expired one must be reclaimable at once, before the sweep ends it): with thousands of
+ * live leases at the head of the queue, every claim would step over all of them.
+ */
+export const UNLEASED_READY_SQL = `${STRUCTURALLY_READY_SQL} AND lease_expires_at IS NULL`;
+
+/**
+ * Whether some structurally ready item holds an expired lease that nothing has ended yet: the
+ * earliest expiry among them, through the expiry index. While none does, CLAIMABLE is exactly
+ * UNLEASED_READY_SQL; the claim uses CLAIMABLE only when one does (for at most the sweep's
+ * interval after an expiry).
+ */
+export const SOME_LEASE_EXPIRED = Prisma.sql`(SELECT lease_expires_at FROM work_items
+  WHERE lease_expires_at IS NOT NULL AND ${Prisma.raw(STRUCTURALLY_READY_SQL)} ORDER BY lease_expires_at LIMIT 1) <= statement_timestamp()`;
+
+/**
  * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
  * was resolved, its previous worker takes it ahead of other ready items and everyone else
  * only after them. The three tiers partition the claimable items (held for this worker, not

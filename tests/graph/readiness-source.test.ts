@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isTerminalStage } from "../../server/domain/contract";
-import { STAGE_SQL, STRUCTURALLY_READY_SQL, WAITING_ON_SQL } from "../../server/domain/readiness";
+import { STAGE_SQL, STRUCTURALLY_READY_SQL, UNLEASED_READY_SQL, WAITING_ON_SQL } from "../../server/domain/readiness";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /* The readiness predicate is defined once; the partial claim index and the stage rule must agree with it. */
@@ -22,6 +22,13 @@ describe("one readiness source", () => {
     const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_order_idx'");
     const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
     expect(conjuncts(predicate)).toEqual(conjuncts(STRUCTURALLY_READY_SQL));
+  });
+
+  it("the unleased claim index's predicate in pg_indexes is UNLEASED_READY_SQL: the readiness predicate and no lease", async () => {
+    const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_unleased_idx'");
+    const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
+    expect(conjuncts(predicate)).toEqual(conjuncts(UNLEASED_READY_SQL));
+    expect(conjuncts(UNLEASED_READY_SQL)).toEqual(conjuncts(`${STRUCTURALLY_READY_SQL} AND lease_expires_at IS NULL`));
   });
 
   it("WAITING_ON_SQL lists the conditions STAGE_SQL decides by: its first is the stage, and it is empty exactly when ready or terminal", async () => {

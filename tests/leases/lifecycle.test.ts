@@ -35,4 +35,29 @@ describe("lease lifecycle", () => {
       cause: { reason: "LEASE_NOT_CURRENT", detail: { kind: "ended" } },
     });
   });
+
+  it("an expired lease makes its item claimable at once, in queue order, before anything ends the lease", async () => {
+    const operator = await callerAs(database.db, "operator");
+    const first = await callerAs(database.db, "agent", "worker-x");
+    const second = await callerAs(database.db, "agent", "worker-y");
+    await operator.api.workItems.create({ id: "expiry-low", title: "Low", priority: 100 });
+    await operator.api.workItems.create({ id: "expiry-top", title: "Top", priority: 101 });
+    const taken = await first.api.leases.claim({ durationSeconds: 60 });
+    expect(taken?.workItem.id).toBe("expiry-top");
+    // Its time runs out (database clock); no sweep runs here, so the lease stays unended.
+    const sql = await database.connect();
+    try {
+      await sql.query("UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [taken!.lease.id]);
+      await sql.query("UPDATE work_items SET lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = 'expiry-top'");
+      const reclaimed = await second.api.leases.claim({ durationSeconds: 60 });
+      expect(reclaimed?.workItem.id).toBe("expiry-top");
+      expect(reclaimed?.lease.epoch).toBe(2);
+      const { rows } = await sql.query("SELECT outcome FROM leases WHERE id = $1", [taken!.lease.id]);
+      expect(rows[0].outcome).toBe("expired");
+      // No expired lease is left: the next claim takes the next item in queue order.
+      expect((await second.api.leases.claim({ durationSeconds: 60 }))?.workItem.id).toBe("expiry-low");
+    } finally {
+      await sql.end();
+    }
+  });
 });
