@@ -25,7 +25,7 @@ import { postmasterPid, sleep, startServer, stopServer, tempDataDir, until, wait
 const smoke = process.argv.includes("--smoke");
 const config = smoke
   ? { agents: 12, items: 300, steadyMs: 1_500, steadyReleases: 40, crashRate: 0.1, leaseSeconds: 2, workMs: { min: 100, max: 500 }, drainDeadlineMs: 120_000 }
-  : { agents: 32, items: 2000, steadyMs: 30_000, steadyReleases: 0, crashRate: 0.08, leaseSeconds: 3, workMs: { min: 300, max: 1500 }, drainDeadlineMs: 300_000 };
+  : { agents: 32, items: 5000, steadyMs: 30_000, steadyReleases: 0, crashRate: 0.08, leaseSeconds: 3, workMs: { min: 300, max: 1500 }, drainDeadlineMs: 300_000 };
 /** Simulated work per item: long enough that the items last through the crash phase. */
 const WORK_MS = config.workMs;
 const LEASE_SECONDS = config.leaseSeconds;
