@@ -6,7 +6,6 @@ import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import { ApiError } from "./ui";
 
-
 /** Overview: how leases ended in the last hour; an operator's revocations apart from expiries. */
 export function OutcomeCounts() {
   const trpc = useTRPC();

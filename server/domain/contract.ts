@@ -1,9 +1,9 @@
 /*
  * The names docs/api.md defines once for every side: the stages of a work item, the outcomes
- * a lease ends with, and the error reasons. The server (schemas, errors, SQL), the dashboard, the CLI and MCP server use these
- * lists, and the agent SDK re-exports them. A plain constant module: it imports nothing, so the
- * SDK bundle and browser code can take it without any server runtime.
- * tests/docs/api-contract.test.ts checks both lists against docs/api.md.
+ * a lease ends with, and the error reasons. The server (schemas, errors, SQL), the dashboard,
+ * the CLI and MCP server use these lists, and the agent SDK re-exports them. A plain constant
+ * module: it imports nothing, so the SDK bundle and browser code can take it without any server
+ * runtime. tests/docs/api-contract.test.ts checks the stages and reasons against docs/api.md.
  */
 
 /** Every stage of a work item, in the order docs/api.md's WorkItem shape lists them. */

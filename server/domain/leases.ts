@@ -4,7 +4,6 @@ import { countLeaseEnded } from "../metrics";
 import type { LeaseOutcome } from "./contract";
 import { LEASE_COLUMNS, type LeaseRow } from "./views";
 
-
 export interface EndLeases {
   /** WHERE over `leases l` choosing the live leases to end (may use CTEs named in `from`). */
   which: Prisma.Sql;

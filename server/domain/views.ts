@@ -9,9 +9,6 @@ const iso = (value: Date | string | null | undefined): string | null =>
   value === null || value === undefined ? null : new Date(value).toISOString();
 const isoRequired = (value: Date | string): string => new Date(value).toISOString();
 
-/** The stage rule lives with the readiness rules (readiness.ts); re-exported for the row views below and their users. */
-export { STAGE_SQL };
-
 export const LEASE_COLUMNS = Prisma.sql`l.id::text AS id, l.work_item_id AS "workItemId", l.worker_id AS "workerId", l.epoch,
     l.acquired_at AS "acquiredAt", l.expires_at AS "expiresAt", l.renewed_at AS "renewedAt",
     l.ended_at AS "endedAt", l.outcome`;

@@ -4,11 +4,11 @@ import { inTransaction, retryingConflicts, type Tx } from "../database/transacti
 import { refuseDrainedWorker, workerDrained, workerDrainSql, type WorkerDrain } from "../domain/draining";
 import { endExpiredLeases } from "../domain/expiry";
 import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
-import { CLAIMABLE, claimTiers, SOME_LEASE_EXPIRED, UNLEASED_READY_SQL } from "../domain/readiness";
+import { CLAIMABLE, claimTiers, SOME_LEASE_EXPIRED, STAGE_SQL, UNLEASED_READY_SQL } from "../domain/readiness";
 import { idempotent, idempotencyScope } from "../domain/idempotency";
 import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
 import {
-  ATTENTION_COLUMNS, LEASE_COLUMNS, STAGE_SQL, WORK_ITEM_COLUMNS, toAttentionRequest, toLease, toWorkItem,
+  ATTENTION_COLUMNS, LEASE_COLUMNS, WORK_ITEM_COLUMNS, toAttentionRequest, toLease, toWorkItem,
   type LeaseRow, type WorkItemRow,
 } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
@@ -96,18 +96,16 @@ async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, duratio
 
 /**
  * The first claimable item in queue order (continuity tiers first), as SQL for an id: each tier
- * one index-ordered probe (see UNLEASED_READY_SQL), locked with FOR UPDATE SKIP LOCKED so claimers never wait for each
- * other's rows.
+ * one index-ordered probe, locked with FOR UPDATE SKIP LOCKED so claimers never wait for each
+ * other's rows. The probes walk the unleased items' index (UNLEASED_READY_SQL) unless an expired
+ * lease awaits its end; only the branch taken runs, and so only it locks.
  */
 function nextClaimableSql(workerId: string, parentId: string | undefined): Prisma.Sql {
   const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
-  const probe = (claimable: Prisma.Sql, tier: Prisma.Sql) => Prisma.sql`(SELECT id FROM work_items WHERE ${claimable} ${underParent} ${tier}
-                           ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`;
-  // Only the branch taken runs (and locks): the unleased items' index, unless an expired lease awaits its end.
-  const probes = claimTiers(workerId, continuitySeconds()).map(
-    (tier) => Prisma.sql`CASE WHEN ${SOME_LEASE_EXPIRED} THEN ${probe(CLAIMABLE, tier)} ELSE ${probe(Prisma.raw(UNLEASED_READY_SQL), tier)} END`,
-  );
-  return Prisma.sql`COALESCE(${Prisma.join(probes)})`;
+  const tiers = claimTiers(workerId, continuitySeconds());
+  const firstOf = (claimable: Prisma.Sql) => Prisma.sql`COALESCE(${Prisma.join(tiers.map((tier) => Prisma.sql`
+    (SELECT id FROM work_items WHERE ${claimable} ${underParent} ${tier} ORDER BY priority DESC, created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)`))})`;
+  return Prisma.sql`CASE WHEN ${SOME_LEASE_EXPIRED} THEN ${firstOf(CLAIMABLE)} ELSE ${firstOf(Prisma.raw(UNLEASED_READY_SQL))} END`;
 }
 
 /**

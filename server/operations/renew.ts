@@ -1,9 +1,9 @@
 import type { Db } from "../db";
 import { inTransaction, retryingConflicts } from "../database/transaction";
-import { announceLocally } from "../realtime/wakeups";
 import { actingWorker, isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
 import { LEASE_COLUMNS, toLease, type LeaseRow } from "../domain/views";
+import { announceLocally } from "../realtime/wakeups";
 
 export interface RenewInput {
   leaseId: string;

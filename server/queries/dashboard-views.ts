@@ -1,6 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import type { WaitingStage } from "../domain/contract";
+import { isTerminalStage, type WaitingStage } from "../domain/contract";
 import { STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
 import type { AttentionRequest, Lease, Stage } from "../domain/types";
 import { ATTENTION_COLUMNS, toAttentionRequest } from "../domain/views";
@@ -128,13 +128,10 @@ export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promis
         waitingOn.push({ stage, openChildCount: Number(state.openChildCount), children: openChildren });
         break;
       }
-      case "blocked": {
-        const openDependencies = await db.$queryRaw<ItemRef[]>`
-          SELECT ${ref} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
-           WHERE d.work_item_id = ${id} AND w.status = 'open' ORDER BY w.id`;
-        waitingOn.push({ stage, dependencies: openDependencies, ancestorBlockers });
+      case "blocked":
+        // The item's open dependencies: the ones of `dependencies` above (all of them, by id) that are not finished.
+        waitingOn.push({ stage, dependencies: dependencies.filter((dependency) => !isTerminalStage(dependency.stage)), ancestorBlockers });
         break;
-      }
     }
   }
   return {

@@ -1,6 +1,6 @@
 import type { Db } from "../db";
 import { STAGES, type Stage } from "../domain/types";
-import { STAGE_SQL } from "../domain/views";
+import { STAGE_SQL } from "../domain/readiness";
 
 export interface Summary {
   stages: Record<Stage, number>;

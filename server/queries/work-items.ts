@@ -1,9 +1,9 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { continuitySeconds } from "../config";
-import { CLAIMABLE, claimTiers } from "../domain/readiness";
+import { CLAIMABLE, claimTiers, STAGE_SQL } from "../domain/readiness";
 import type { Page, Stage, WorkItem } from "../domain/types";
-import { selectWorkItem, selectWorkItems, STAGE_SQL } from "../domain/views";
+import { selectWorkItem, selectWorkItems } from "../domain/views";
 import { notFound } from "../errors";
 import { decodeCursor, encodeCursor } from "./cursor";
 

@@ -24,7 +24,7 @@ import { CommitListener, type Heard } from "./listener";
  * written). The database does not announce these (migration 20261203170000): the instance that
  * committed one announces it to its own readers (announceLocally).
  */
-export const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
+const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
 const ATTENTION_RESOLVED = "attention.resolved";
 /** setTimeout's ceiling. */
 const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -1,6 +1,7 @@
 import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
-import { STAGE_SQL, toEvent } from "../domain/views";
+import { STAGE_SQL } from "../domain/readiness";
+import { toEvent } from "../domain/views";
 import type { WorkGraphEvent } from "../domain/types";
 import { renderBody, signatureHeader, TEST_EVENT_TYPE, type WebhookFormat } from "./payload";
 import { decryptSecret } from "./secret-box";

@@ -192,7 +192,6 @@ function valueOrFile(value: string): string {
 
 const newKey = () => globalThis.crypto.randomUUID();
 
-
 // ---------------------------------------------------------------------------------------------
 // the lease an item command acts with
 

@@ -81,7 +81,6 @@ function failure(thrown: unknown, workItemId?: string): CallToolResult {
   };
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // waiting
 
