@@ -178,10 +178,12 @@ export const PROPAGATE_TERMINATION = Prisma.sql`
  */
 export const HAS_UNBLOCKED = Prisma.sql`EXISTS (SELECT 1 FROM unblocked)`;
 
-/** The subtrees under `itemId`'s dependents inherit one open blocker less per path. */
-export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void> {
-  // One decrement per path: an item under two dependents of this blocker inherited it twice.
-  await tx.$executeRaw`
+/**
+ * The subtrees under `itemId`'s dependents inherit one open blocker less per path: a statement
+ * of its own after PROPAGATE_TERMINATION, when HAS_UNBLOCKED.
+ */
+export const SHIFT_BELOW_UNBLOCKED = (itemId: string) => Prisma.sql`
+    -- One decrement per path: an item under two dependents of this blocker inherited it twice.
     WITH RECURSIVE below(id) AS (
       SELECT c.id FROM dependencies d JOIN work_items c ON c.parent_id = d.work_item_id WHERE d.depends_on_id = ${itemId}
       UNION ALL
@@ -189,7 +191,6 @@ export async function shiftBelowUnblocked(tx: Tx, itemId: string): Promise<void>
     ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
     UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
       FROM paths WHERE w.id = paths.id`;
-}
 
 /**
  * The waits-for graph must stay acyclic (API.md DEPENDENCY_CYCLE). A parent waits for its
