@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getDb, type Db } from "../db";
 import { healthResponse, liveness, readiness } from "../health";
-import { handleTrpcRequest } from "../trpc/http";
+import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
 
@@ -19,7 +19,7 @@ export const servesApi = (url: string | undefined): boolean => API_PATH.test(url
 /** Headers next.config.js sets on every page; the API path bypasses Next, so they are set here. */
 const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "no-referrer" };
 
-function headersOf(req: IncomingMessage): Headers {
+function fetchHeadersOf(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [key, value] of Object.entries(req.headers)) {
     if (typeof value === "string") headers.set(key, value);
@@ -28,16 +28,27 @@ function headersOf(req: IncomingMessage): Headers {
   return headers;
 }
 
-async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<Response> {
-  if (url.pathname === "/api/health/live") return healthResponse(liveness());
-  if (url.pathname === "/api/health/ready") return healthResponse(await readiness(db));
-  if (url.pathname === "/api/metrics") return handleMetricsRequest(db, new Request(url, { method: req.method, headers: headersOf(req), signal }));
+/** Node's parsed headers, read as a Fetch Headers object reads them (names lower case, repeats joined). */
+const headerReader = (req: IncomingMessage) => ({
+  get(name: string): string | null {
+    const value = req.headers[name];
+    return value === undefined ? null : Array.isArray(value) ? value.join(", ") : value;
+  },
+});
+
+const fromResponse = (response: Response): ApiResponse => ({ status: response.status, headers: Object.fromEntries(response.headers), body: response.body });
+
+async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<ApiResponse> {
+  if (url.pathname === "/api/health/live") return fromResponse(healthResponse(liveness()));
+  if (url.pathname === "/api/health/ready") return fromResponse(healthResponse(await readiness(db)));
+  if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
   // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
   // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
   return handleTrpcRequest(db, {
     url: url.href,
     method: req.method ?? "GET",
-    headers: headersOf(req),
+    headers: headerReader(req),
+    fetchHeaders: () => fetchHeadersOf(req),
     signal,
     readBody: (limit) => readBoundedNodeBody(req, limit),
   });
@@ -45,20 +56,27 @@ async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal
 
 /**
  * Answers one API request on `db` (the process-wide client unless given; the tests pass their
- * own); a client that goes away aborts it (waiting claims and event streams stop).
+ * own); a client that goes away before its answer is complete aborts it (waiting claims and
+ * event streams stop).
  */
 export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, db: Db = getDb()): Promise<void> {
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
   const gone = new AbortController();
-  res.once("close", () => gone.abort());
+  res.once("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
   const response = await route(db, req, url, gone.signal);
-  res.writeHead(response.status, { ...SECURITY_HEADERS, ...Object.fromEntries(response.headers) });
+  res.writeHead(response.status, { ...SECURITY_HEADERS, ...response.headers });
+  if (typeof response.body === "string" || response.body === null) {
+    res.end(response.body ?? undefined);
+    return;
+  }
   // Streamed, not buffered: events.stream (Server-Sent Events) never ends by itself.
-  const reader = response.body?.getReader();
-  for (let chunk = await reader?.read(); chunk && !chunk.done && !res.destroyed; chunk = await reader!.read()) {
+  const reader = response.body.getReader();
+  for (let chunk = await reader.read(); !chunk.done && !res.destroyed; chunk = await reader.read()) {
     if (!res.write(chunk.value)) await new Promise((resolve) => { res.once("drain", resolve); res.once("close", resolve); });
   }
-  if (res.destroyed) await reader?.cancel().catch(() => {});
+  if (res.destroyed) await reader.cancel().catch(() => {});
   res.end();
 }
 

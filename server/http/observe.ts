@@ -1,6 +1,7 @@
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import type { Caller } from "../domain/types";
+import type { ApiResponse } from "../trpc/http";
 import { logger } from "../log";
 import { countHttpRequest } from "../metrics";
 import { reasonOf } from "../trpc/init";
@@ -37,7 +38,7 @@ export function observeTrpcRequest(request: { url: string }, requestId: string) 
       failures.set(path && knownProcedures.has(path) ? path : "unknown", { status: getHTTPStatusCodeFromError(error), reason: reasonOf(error).reason });
       if (error.code === "INTERNAL_SERVER_ERROR") logger().error({ requestId, procedure: path, err: error.cause ?? error }, "internal error");
     },
-    finish(response: Response): Response {
+    finish(response: ApiResponse): ApiResponse {
       for (const procedure of procedures) countHttpRequest(procedure, failures.get(procedure)?.status ?? (response.status >= 400 ? response.status : 200));
       const reasons = [...new Set([...failures.values()].map((failure) => failure.reason))];
       const line = {
@@ -51,7 +52,7 @@ export function observeTrpcRequest(request: { url: string }, requestId: string) 
       };
       if (response.status >= 500) logger().error(line, "request");
       else logger().info(line, "request");
-      response.headers.set("x-request-id", requestId);
+      response.headers["x-request-id"] = requestId;
       return response;
     },
   };

@@ -20,8 +20,13 @@ export interface Context {
   requestId: string;
 }
 
+/** What authentication reads of a request's headers (a Fetch Headers object has it; names are lower case). */
+export interface RequestHeaders {
+  get(name: string): string | null;
+}
+
 export interface RequestInfo {
-  headers: Headers;
+  headers: RequestHeaders;
   method: string;
   requestId: string;
 }

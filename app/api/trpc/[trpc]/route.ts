@@ -1,8 +1,8 @@
 import { getDb } from "@/server/db";
-import { fromFetchRequest, handleTrpcRequest } from "@/server/trpc/http";
+import { fromFetchRequest, handleTrpcRequest, toFetchResponse } from "@/server/trpc/http";
 
 export const dynamic = "force-dynamic";
 
-const handler = (request: Request) => handleTrpcRequest(getDb(), fromFetchRequest(request));
+const handler = async (request: Request) => toFetchResponse(await handleTrpcRequest(getDb(), fromFetchRequest(request)));
 
 export { handler as GET, handler as POST };
