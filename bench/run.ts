@@ -6,7 +6,7 @@
  * one. Method and the latest full run: BENCHMARKS.md. Profiling: bench/profile.ts.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -138,13 +138,14 @@ async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServ
  * What agents get from `npm start`: scripts/start.ts in its own process (`--api-only`: the
  * API takes the same path with the dashboard, which only adds Next for pages), with its
  * defaults — request logging included — on the bench database. BENCH_SERVER_NODE_ARGS adds
- * Node flags to that process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it).
+ * Node flags to that process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it);
+ * BENCH_SERVER_LOG names a file that keeps its request log (each line has the server-side durationMs).
  */
 async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ") ?? []), "--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
     env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, "a") : "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
   for (let waited = 0; ; waited += 100) {
