@@ -6,8 +6,10 @@
  * clients (@trpc/client, the SDK) cost several times more CPU per call than node:http — that
  * cost is the agent's, on the agent's machine, and is not what the row measures.
  * Input (JSON in argv[3]): { tokens, windowMs, warmupMs }. Prints one line `warm` when the
- * warm-up is over, then one JSON line { rate, cpuMs, claimP50Ms } (cycles/s, this process's
- * CPU, the median claim round trip).
+ * warm-up is over, then one JSON line { rate, cpuMs, claimP50Ms, floorP50Ms } (cycles/s, this
+ * process's CPU, the median claim round trip, and with one worker the median round trip of
+ * GET /api/health/live on the same connection: what HTTP between two processes costs here
+ * before any API work).
  */
 import http from "node:http";
 import { timedLoops } from "./support";
@@ -18,15 +20,15 @@ const servers = urls!.split(",").map((url) => new URL(url));
 
 function clientFor(token: string, base: URL) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  return <T>(procedure: string, body: unknown) =>
+  return <T>(procedure: string, body?: unknown) =>
     new Promise<T>((resolve, reject) => {
-      const payload = JSON.stringify(body);
+      const payload = body === undefined ? "" : JSON.stringify(body);
       const request = http.request(
         {
           host: base.hostname,
           port: base.port,
-          path: `/api/trpc/${procedure}`,
-          method: "POST",
+          path: body === undefined ? procedure : `/api/trpc/${procedure}`,
+          method: body === undefined ? "GET" : "POST",
           agent,
           headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(payload) },
         },
@@ -36,7 +38,7 @@ function clientFor(token: string, base: URL) {
           response.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
             if (response.statusCode !== 200) return reject(new Error(`${procedure}: HTTP ${response.statusCode}: ${text.slice(0, 300)}`));
-            resolve((JSON.parse(text) as { result: { data: T } }).result.data);
+            resolve(body === undefined ? (undefined as T) : (JSON.parse(text) as { result: { data: T } }).result.data);
           });
           response.on("error", reject);
         },
@@ -63,6 +65,11 @@ claimMs = [];
 const cpu = process.cpuUsage();
 const rate = await timedLoops(clients.length, windowMs, cycle);
 const used = process.cpuUsage(cpu);
-claimMs.sort((a, b) => a - b);
-const claimP50Ms = claimMs[Math.floor(claimMs.length / 2)] ?? null;
-console.log(JSON.stringify({ rate, cpuMs: (used.user + used.system) / 1000, claimP50Ms }));
+const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? null;
+const floorMs: number[] = [];
+for (let i = 0; clients.length === 1 && i < 300; i++) {
+  const started = performance.now();
+  await clients[0]!("/api/health/live");
+  floorMs.push(performance.now() - started);
+}
+console.log(JSON.stringify({ rate, cpuMs: (used.user + used.system) / 1000, claimP50Ms: median(claimMs), floorP50Ms: median(floorMs) }));

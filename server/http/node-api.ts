@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getDb, type Db } from "../db";
-import { healthResponse, liveness, readiness } from "../health";
+import { liveness, readiness, type HealthReport } from "../health";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
@@ -38,9 +38,16 @@ const headerReader = (req: IncomingMessage) => ({
 
 const fromResponse = (response: Response): ApiResponse => ({ status: response.status, headers: Object.fromEntries(response.headers), body: response.body });
 
+/** healthResponse's answer as plain text: orchestrators poll these often. */
+const health = (report: HealthReport): ApiResponse => ({
+  status: report.status,
+  headers: { "content-type": "application/json", "cache-control": "no-store" },
+  body: JSON.stringify(report.body),
+});
+
 async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<ApiResponse> {
-  if (url.pathname === "/api/health/live") return fromResponse(healthResponse(liveness()));
-  if (url.pathname === "/api/health/ready") return fromResponse(healthResponse(await readiness(db)));
+  if (url.pathname === "/api/health/live") return health(liveness());
+  if (url.pathname === "/api/health/ready") return health(await readiness(db));
   if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
   // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
   // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
