@@ -5,12 +5,11 @@
  *      the pg driver under Prisma.
  *   2. Per-operation latency at 1 worker, and CPU per cycle at 16 workers (this process vs. the
  *      PostgreSQL server; on 2 cores CPU per cycle is what bounds throughput), for the same SQL
- *      sent several ways: through the service layer (Prisma interactive transactions); replayed
- *      on a bare pg pool with the same prepared statements and round trips (the difference is
- *      Prisma's own cost); the same with generic plans and the claim as one autocommit
- *      statement (its BEGIN/COMMIT are not needed: it is one statement); and as one
- *      simple-protocol message per operation (one round trip, but planned every time). And
- *      the raw-SQL floor for comparison.
+ *      sent several ways: through the service layer (Prisma); replayed on a bare pg pool with
+ *      the same prepared statements and round trips (the difference is Prisma's own cost); the
+ *      same with generic plans forced and any BEGIN/COMMIT around a lone statement dropped; and
+ *      as one simple-protocol message per operation (one round trip, but planned every time).
+ *      And the raw-SQL floor for comparison.
  *   3. EXPLAIN (ANALYZE, BUFFERS) of the claim and release statements on graphs of 1k and 100k
  *      open items (bench/support.ts buildGraph), on a warm connection (a first claim and
  *      release run unreported in the same rolled-back transaction).
@@ -215,9 +214,9 @@ function statementsSection(out: Out, captured: CapturedCycle) {
 async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle) {
   const withoutTransaction = { ...captured, claim: captured.claim.filter((s) => !/^(BEGIN|COMMIT)$/.test(s.text.trim())) };
   const variants: { name: string; make: (db: Db, pool: Pg.Pool) => Cycle; generic?: boolean }[] = [
-    { name: "service layer (Prisma interactive transactions)", make: (db) => serviceLayer(db) },
+    { name: "service layer (Prisma)", make: (db) => serviceLayer(db) },
     { name: "same SQL and round trips on bare pg", make: (_db, pool) => replay(pool, captured) },
-    { name: "bare pg, generic plans, claim as one autocommit statement", make: (_db, pool) => replay(pool, withoutTransaction), generic: true },
+    { name: "bare pg, generic plans forced, no BEGIN/COMMIT", make: (_db, pool) => replay(pool, withoutTransaction), generic: true },
     { name: "one simple-protocol message per operation (planned each time)", make: (_db, pool) => oneRoundTrip(pool, captured) },
   ];
   out();
