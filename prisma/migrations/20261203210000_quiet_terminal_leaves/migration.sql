@@ -10,6 +10,9 @@
 -- their periodic re-check.
 CREATE OR REPLACE FUNCTION "notify_event_committed"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF NEW."type" = 'lease.ended' AND NEW."data"->>'outcome' IN ('released', 'cancelled') THEN
+        RETURN NULL;
+    END IF;
     -- The parent first: every item of a cancelled subtree but its root has one.
     IF NEW."type" = 'work_item.status_changed' AND NEW."data"->>'to' IN ('released', 'cancelled')
        AND NOT EXISTS (SELECT 1 FROM "work_items" w WHERE w."id" = NEW."work_item_id" AND w."parent_id" IS NOT NULL)
@@ -20,9 +23,3 @@ BEGIN
     RETURN NULL;
 END
 $$;
-
-DROP TRIGGER "events_notify" ON "events";
-CREATE TRIGGER "events_notify" AFTER INSERT ON "events" FOR EACH ROW
-    WHEN (NEW."type" NOT IN ('lease.claimed', 'lease.renewed', 'note.added')
-          AND NOT (NEW."type" = 'lease.ended' AND NEW."data"->>'outcome' IN ('released', 'cancelled')))
-    EXECUTE FUNCTION "notify_event_committed"();
