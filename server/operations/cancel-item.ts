@@ -6,14 +6,13 @@ import { cancelSubtree } from "../domain/termination";
 import type { Caller, WorkItem } from "../domain/types";
 import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
-import { announceLocally } from "../realtime/wakeups";
 
 /**
  * Operator cancel. Never pre-empts (rule 5): a live lease on the item or on any open
  * descendant refuses with ITEM_LEASED. Open descendants are cancelled with it.
  */
 export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string; reason: string }): Promise<WorkItem> {
-  const cancelled = await inTransaction(db, async (tx) => {
+  return inTransaction(db, async (tx) => {
     const item = await lockItem(tx, input.id);
     if (!item) throw notFound("work item", input.id);
     if (item.status !== "open") {
@@ -33,6 +32,4 @@ export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string
     await cancelSubtree(tx, item, caller.actor, { reason: input.reason });
     return (await selectWorkItem(tx, input.id))!;
   });
-  announceLocally(db, ["work_item.status_changed"]);
-  return cancelled;
 }

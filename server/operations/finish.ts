@@ -8,7 +8,6 @@ import { endLease, endLeasesSql } from "../domain/leases";
 import { cancelSubtree } from "../domain/termination";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { countLeaseEnded } from "../metrics";
-import { announceLocally } from "../realtime/wakeups";
 import { LEASE_COLUMNS, selectWorkItem, toLease, toWorkItem, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 
 export interface ReleaseInput {
@@ -52,7 +51,6 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
   const released = row?.released;
   if (!released) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
   countLeaseEnded(db, released.lease);
-  announceLocally(db, ["lease.ended", "work_item.status_changed"]);
   return { lease: toLease(released.lease), workItem: toWorkItem(released.workItem) };
 }
 
@@ -98,12 +96,10 @@ END $$;`;
  * and its open descendants (if it gained children while leased) become `cancelled`.
  */
 export async function cancel(db: Db, caller: Caller, input: CancelInput): Promise<{ lease: Lease; workItem: WorkItem }> {
-  const cancelled = await inTransaction(db, async (tx) => {
+  return inTransaction(db, async (tx) => {
     const { lease, item } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
     const ended = await endLease(tx, lease, "cancelled", lease.workerId, { reason: input.reason });
     await cancelSubtree(tx, item, lease.workerId, { leaseId: lease.id, epoch: lease.epoch, reason: input.reason });
     return { lease: toLease(ended), workItem: (await selectWorkItem(tx, item.id))! };
   });
-  announceLocally(db, ["lease.ended", "work_item.status_changed"]);
-  return cancelled;
 }

@@ -7,10 +7,9 @@ const PAGE = 500;
 /**
  * A reader with nothing new normally sleeps until a commit is heard. It also looks again
  * after this long: a hole left by a transaction that aborted after taking a sequence number
- * is settled by the next read, no commit announces an abort, and the quiet commits of another
- * app instance (claims, renewals, notes, releases that readied nothing: server/realtime/wakeups.ts
- * NOTHING_READIED) are not announced — they reach this reader with the next announced event or
- * by this re-check.
+ * is settled by the next read, no commit announces an abort, and claims, renewals and notes
+ * committed through another app instance are not announced (server/realtime/wakeups.ts
+ * NOTHING_READIED) — they reach this reader with the next announced event or by this re-check.
  */
 const RECHECK_MS = 2_000;
 

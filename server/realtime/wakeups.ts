@@ -21,8 +21,7 @@ import { CommitListener, type Heard } from "./listener";
 
 /**
  * Event types after which nothing became claimable (a lease was taken or extended, a note
- * written). The database does not announce these (migration 20261203170000), nor a release or
- * cancellation of an item without dependents and parent (20261203210000): the instance that
+ * written). The database does not announce these (migration 20261203170000): the instance that
  * committed one announces it to its own readers (announceLocally).
  */
 const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
@@ -89,15 +88,14 @@ export class Wakeups {
 
   /** See announceLocally. */
   heardHere(types: string[]) {
-    if (!this.closed) this.heard({ types: new Set(types) }, false);
+    if (!this.closed) this.heard({ types: new Set(types) });
   }
 
-  /** `mayReady`: false for this instance's own announcements, which never ready anything the database did not announce too. */
-  private heard(heard: Heard, mayReady = true) {
+  private heard(heard: Heard) {
     const types = heard === "unknown" ? null : heard.types;
     this.eventGeneration++;
     for (const wake of [...this.eventWatchers]) wake();
-    const readied = mayReady && (types === null || [...types].some((type) => !NOTHING_READIED.has(type)));
+    const readied = types === null || [...types].some((type) => !NOTHING_READIED.has(type));
     if (readied) this.readiedGeneration++;
     if (this.claimWaiters.size > 0) this.pokeClaims(readied);
     if (this.attentionWaiters.size > 0 && (types === null || types.has(ATTENTION_RESOLVED))) this.pokeAttention();
@@ -321,10 +319,9 @@ export class Wakeups {
 const hubs = new WeakMap<Db, Wakeups>();
 
 /**
- * This instance committed events of `types` that the database may not announce (NOTHING_READIED,
- * and a release or cancellation that readied nothing): its event-stream readers hear of them at
- * once. Claim waiters are not retried for it: a commit that readied something is announced by
- * the database as well. Nothing happens when the instance has no hub (nobody here listens).
+ * This instance committed events of `types` that the database does not announce
+ * (NOTHING_READIED): its event-stream readers hear of them at once. Nothing happens when the
+ * instance has no hub (nobody here listens).
  */
 export function announceLocally(db: Db, types: string[]): void {
   hubs.get(db)?.heardHere(types);
