@@ -1,0 +1,77 @@
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVENTS_CHANNEL } from "../../server/realtime/listener";
+import { callerAs } from "../support/app";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+/*
+ * Which commits PostgreSQL announces (docs/waiting.md): every commit that may make work
+ * claimable or answer a question, and none of the frequent ones that cannot — claims,
+ * renewals and notes. A notifying commit is serialized with every other one, so the quiet
+ * ones keep half of an agent fleet's commits off that lock. Another instance's waiting claims
+ * rely on the announced ones (tests/realtime/waiting.test.ts).
+ */
+
+let database: TestDatabase;
+let listener: pg.Client;
+let sender: pg.Client;
+const heard: string[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase({ poolSize: 4 });
+  listener = await database.connect();
+  sender = await database.connect();
+  listener.on("notification", (message) => heard.push(message.payload ?? ""));
+  await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+});
+afterAll(() => database.close());
+
+/** Notifications arrive in commit order: once a marker sent now has arrived, so has everything committed before. */
+async function heardEverythingCommitted(): Promise<void> {
+  const marker = `marker-${Math.random()}`;
+  await sender.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, marker]);
+  const deadline = Date.now() + 10_000;
+  while (!heard.includes(marker)) {
+    if (Date.now() > deadline) throw new Error("the marker notification never arrived");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** What the commits of `action` announced, and nothing committed before it. */
+async function announcedBy(action: () => Promise<unknown>): Promise<string[]> {
+  await heardEverythingCommitted();
+  heard.length = 0;
+  await action();
+  await heardEverythingCommitted();
+  return [...new Set(heard.filter((payload) => !payload.startsWith("marker-")))].sort();
+}
+
+describe("the commits PostgreSQL announces", () => {
+  it("claims, renewals and notes are quiet", async () => {
+    const { api: operator } = await callerAs(database.db, "operator");
+    const { api: agent } = await callerAs(database.db, "agent", "quiet-worker");
+    await operator.workItems.create({ id: "leaf", title: "Leaf" });
+
+    let lease: { id: string; epoch: number } | undefined;
+    expect(await announcedBy(async () => (lease = (await agent.leases.claim({ workItemId: "leaf", durationSeconds: 60 }))!.lease))).toEqual([]);
+    expect(await announcedBy(() => agent.leases.claim({ durationSeconds: 60 }))).toEqual([]); // finds nothing
+    expect(await announcedBy(() => agent.leases.renew({ leaseId: lease!.id, epoch: lease!.epoch, durationSeconds: 120 }))).toEqual([]);
+    expect(await announcedBy(() => agent.leases.note({ leaseId: lease!.id, epoch: lease!.epoch, content: "halfway" }))).toEqual([]);
+  });
+
+  it("what may make work claimable is announced: a new item, a release, a cancelled blocker, a revoked lease", async () => {
+    const { api: operator } = await callerAs(database.db, "operator");
+    const { api: agent } = await callerAs(database.db, "agent", "loud-worker");
+    expect(await announcedBy(() => operator.workItems.create({ id: "blocker", title: "Blocker" }))).toEqual(["work_item.created"]);
+    await operator.workItems.create({ id: "dependent", title: "Dependent", dependsOn: ["blocker"] });
+    const blocker = (await agent.leases.claim({ workItemId: "blocker", durationSeconds: 60 }))!.lease;
+    expect(await announcedBy(() => agent.leases.release({ leaseId: blocker.id, epoch: blocker.epoch, evidence: "done" }))).toEqual(["lease.ended", "work_item.status_changed"]);
+
+    await operator.workItems.create({ id: "blocker-2", title: "Blocker" });
+    await operator.workItems.create({ id: "dependent-2", title: "Dependent", dependsOn: ["blocker-2"] });
+    expect(await announcedBy(() => operator.workItems.cancel({ id: "blocker-2", reason: "dropped" }))).toEqual(["work_item.status_changed"]);
+
+    const revoked = (await agent.leases.claim({ workItemId: "dependent-2", durationSeconds: 60 }))!.lease;
+    expect(await announcedBy(() => operator.leases.revoke({ leaseId: revoked.id, epoch: revoked.epoch, reason: "reassigning" }))).toEqual(["lease.ended"]);
+  });
+});
