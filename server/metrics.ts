@@ -95,15 +95,14 @@ function metrics(): Metrics {
 
 const seconds = (from: Date | string, to: Date | string) => Math.max(0, (new Date(to).getTime() - new Date(from).getTime()) / 1000);
 
-/** A lease was granted in `tx`; returns `result` unchanged so a claim path can wrap its return. */
-export function countClaim<T>(tx: Tx | null, result: T): T {
-  if (tx) afterCommit(tx, () => metrics().leasesClaimed.inc());
-  else metrics().leasesClaimed.inc();
+/** A lease was granted in `tx` (or by an autocommit statement of `db`); returns `result` unchanged so a claim path can wrap its return. */
+export function countClaim<T>(tx: Tx | Db, result: T): T {
+  afterCommit(tx, () => metrics().leasesClaimed.inc());
   return result;
 }
 
 /** Leases ended in `tx` with `outcome`; `acquiredAt`/`endedAt` give the hold time. */
-export function countLeasesEnded(tx: Tx, outcome: string, leases: { acquiredAt: Date | string; endedAt: Date | string | null }[]): void {
+export function countLeasesEnded(tx: Tx | Db, outcome: string, leases: { acquiredAt: Date | string; endedAt: Date | string | null }[]): void {
   if (leases.length === 0) return;
   afterCommit(tx, () => {
     const m = metrics();
@@ -115,7 +114,7 @@ export function countLeasesEnded(tx: Tx, outcome: string, leases: { acquiredAt: 
 }
 
 /** One lease ended in `tx` (its row carries the outcome). */
-export function countLeaseEnded(tx: Tx, lease: { outcome: string | null; acquiredAt: Date | string; endedAt: Date | string | null }): void {
+export function countLeaseEnded(tx: Tx | Db, lease: { outcome: string | null; acquiredAt: Date | string; endedAt: Date | string | null }): void {
   countLeasesEnded(tx, lease.outcome ?? "unknown", [lease]);
 }
 

@@ -27,10 +27,11 @@ const commitEffects = new WeakMap<Tx, (() => void)[]>();
 
 /**
  * Runs `effect` after `tx` commits, exactly once: never for a rolled-back or replayed attempt.
- * Outside inTransaction (no effects list) it runs at once.
+ * Given the client itself (an autocommit statement, which has committed when it returns) or
+ * any transaction outside inTransaction (no effects list), it runs at once.
  */
-export function afterCommit(tx: Tx, effect: () => void): void {
-  const effects = commitEffects.get(tx);
+export function afterCommit(tx: Tx | Db, effect: () => void): void {
+  const effects = commitEffects.get(tx as Tx);
   if (effects) effects.push(effect);
   else effect();
 }

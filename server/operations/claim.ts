@@ -109,13 +109,15 @@ function nextClaimableSql(workerId: string, parentId: string | undefined): Prism
 }
 
 /**
- * The common claim — the next item, no idempotency key — as one autocommit statement: one
- * round trip instead of four (BEGIN, drain check, claim, COMMIT), on every agent's hot path.
- * The drain check gates the rest of the statement, and claimable_worker_drain's shared advisory
- * lock lasts until the statement commits, as in a transaction. Undefined when the item found
- * still carries an expired, unended lease: claimNext's transaction ends that lease first.
+ * Next claim as one statement: the drain check, the first claimable item, its lease. The drain
+ * check gates the rest of the statement, and claimable_worker_drain's shared advisory lock
+ * lasts until the statement commits (or its transaction does). `pickedId` without `claimed`:
+ * the item found still carries an expired, unended lease, which must be ended first (one
+ * unended lease per item, even within a statement).
  */
-async function claimNextInOneStatement(db: Db, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null | undefined> {
+async function leaseNextClaimable(
+  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number,
+): Promise<{ pickedId: string | null; claimed: ClaimResult | null }> {
   const [row] = await db.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null; drained: WorkerDrain | null })[]>`
     WITH drained AS MATERIALIZED (${workerDrainSql(workerId)}),
     candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w
@@ -124,26 +126,17 @@ async function claimNextInOneStatement(db: Db, workerId: string, parentId: strin
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId", ${CLAIM_RESULT}`;
   if (row!.drained) throw workerDrained(workerId, row!.drained);
-  if (!row!.pickedId) return null;
-  return row!.lease ? countClaim(null, toClaimResult(row as ClaimRow)) : undefined;
+  return { pickedId: row!.pickedId, claimed: row!.lease ? countClaim(db, toClaimResult(row as ClaimRow)) : null };
 }
 
 /**
- * Next claim in a transaction: the first claimable item, leased in the same statement. An item
- * still carrying an expired, unended lease is leased in a second step, after that lease is
- * ended (one unended lease per item, even within a statement).
+ * Next claim in a transaction (an idempotency key, or an expired lease to end first). An item
+ * sent to a person on the way is no longer claimable, so the next probe skips it.
  */
 async function claimNext(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
-  await refuseDrainedWorker(tx, workerId);
-  const [row] = await tx.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null })[]>`
-    WITH candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w WHERE w.id = ${nextClaimableSql(workerId, parentId)}),
-    picked AS (SELECT id, last_epoch FROM candidate WHERE current_lease_id IS NULL),
-    ${leasePickedItem(workerId, durationSeconds)}
-    SELECT candidate.id AS "pickedId", ${CLAIM_RESULT} FROM candidate`;
-  if (!row?.pickedId) return null;
-  if (row.lease) return countClaim(tx, toClaimResult(row as ClaimRow));
-  // Sent to a person on the way: it is no longer claimable, so the next probe skips it.
-  return (await leaseLockedItem(tx, row.pickedId, workerId, durationSeconds)) ?? claimNext(tx, workerId, parentId, durationSeconds);
+  const { pickedId, claimed } = await leaseNextClaimable(tx, workerId, parentId, durationSeconds);
+  if (!pickedId || claimed) return claimed;
+  return (await leaseLockedItem(tx, pickedId, workerId, durationSeconds)) ?? claimNext(tx, workerId, parentId, durationSeconds);
 }
 
 /**
@@ -164,9 +157,11 @@ export async function claimNamedItem(tx: Tx, id: string, workerId: string, durat
 
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
   const claimed = await timeClaim(async () => {
+    // The common claim — the next item, no idempotency key — as one autocommit statement: one
+    // round trip on every agent's hot path. Only an expired lease to end first takes the transaction.
     if (input.workItemId === undefined && input.idempotencyKey === undefined) {
-      const leased = await retryingConflicts(() => claimNextInOneStatement(db, workerId, input.parentId, input.durationSeconds));
-      if (leased !== undefined) return leased;
+      const { pickedId, claimed } = await retryingConflicts(() => leaseNextClaimable(db, workerId, input.parentId, input.durationSeconds));
+      if (!pickedId || claimed) return claimed;
     }
     return inTransaction(db, (tx) =>
       idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
