@@ -8,30 +8,31 @@ import { importsOf, sourceFiles } from "./support";
  * together. Static checks over the import lines.
  */
 
+/** Every import of a source file under `dir` whose target `forbidden` matches, as "file imports specifier". */
+async function importsUnder(dir: string, forbidden: (target: string) => boolean): Promise<{ files: number; offending: string[] }> {
+  const files = await sourceFiles(dir);
+  const offending: string[] = [];
+  for (const file of files) {
+    for (const line of await importsOf(file)) {
+      if (line.target && forbidden(line.target)) offending.push(`${file} imports ${line.specifier}`);
+    }
+  }
+  return { files: files.length, offending };
+}
+
 describe("import layering", () => {
   it("server/queries imports nothing from server/operations", async () => {
-    const files = await sourceFiles("server/queries");
-    expect(files.length).toBeGreaterThan(5);
-    const offending: string[] = [];
-    for (const file of files) {
-      for (const line of await importsOf(file)) {
-        if (line.target?.startsWith(`server${path.sep}operations`)) offending.push(`${file} imports ${line.specifier}`);
-      }
-    }
+    const { files, offending } = await importsUnder("server/queries", (target) => target.startsWith(`server${path.sep}operations`));
+    expect(files).toBeGreaterThan(5);
     expect(offending).toEqual([]);
   });
 
   it("no router imports another router", async () => {
-    const files = await sourceFiles("server/trpc/routers");
-    expect(files.length).toBeGreaterThan(3);
-    const offending: string[] = [];
-    for (const file of files) {
-      for (const line of await importsOf(file)) {
-        if (line.target?.startsWith(`server${path.sep}trpc${path.sep}routers${path.sep}`) || line.target === path.join("server", "trpc", "root")) {
-          offending.push(`${file} imports ${line.specifier}`);
-        }
-      }
-    }
+    const { files, offending } = await importsUnder(
+      "server/trpc/routers",
+      (target) => target.startsWith(`server${path.sep}trpc${path.sep}routers${path.sep}`) || target === path.join("server", "trpc", "root"),
+    );
+    expect(files).toBeGreaterThan(3);
     expect(offending).toEqual([]);
   });
 });
