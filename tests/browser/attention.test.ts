@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { admin, agentClient, attributeNow, eventually, launchBrowser, operatorContext, run, textNow } from "./support";
+import { admin, agentClient, attributeNow, eventually, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -36,7 +36,7 @@ describe("attention inbox", () => {
 
     // It appears in the inbox with its options, kind, worker and item; the nav count goes up.
     const card = page.locator(`[data-request-id="${asked.request.id}"]`);
-    const shown = await eventually(() => card.count(), (n) => n === 1, 1_000);
+    const shown = await eventually(() => card.count(), (n) => n === 1, LIVE_MS);
     console.log(`attention request visible after ${shown.ms} ms`);
     expect(await card.getByRole("heading").textContent()).toBe(question);
     expect(await card.getByRole("radio").count()).toBe(3); // two options + "write a different answer"
@@ -58,7 +58,7 @@ describe("attention inbox", () => {
     await resolve.click();
     await page.getByTestId("just-resolved").getByText(question, { exact: false }).waitFor();
     expect(await attributeNow(page, '[data-testid="just-resolved"] [data-stage]', "data-stage")).toBe("ready");
-    await eventually(() => card.count(), (n) => n === 0, 3_000);
+    await eventually(() => card.count(), (n) => n === 0, LIVE_MS);
 
     // Resolved tab: resolver, time, answer, the item's stage now.
     await page.getByRole("button", { name: "Resolved" }).click();
@@ -97,7 +97,7 @@ describe("attention inbox", () => {
     const answers = (resumed as unknown as { attention: { id: string; resolution: string | null }[] }).attention;
     expect(answers).toEqual([expect.objectContaining({ id: asked.request.id, resolution: "eu-west-1" })]);
     // …and the page shows epoch 2 live, without a reload.
-    await eventually(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), (o) => o === "live", 1_000);
+    await eventually(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), (o) => o === "live", LIVE_MS);
     await context.close();
   });
 
@@ -137,7 +137,7 @@ describe("attention inbox", () => {
     expect(await card.getByRole("alert").textContent()).toContain("ALREADY_RESOLVED");
     release();
     await page.unroute(isInbox);
-    await eventually(() => card.count(), (n) => n === 0, 3_000);
+    await eventually(() => card.count(), (n) => n === 0, LIVE_MS);
     await context.close();
   });
 

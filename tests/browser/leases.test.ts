@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { admin, agentClient, attributeNow, baseURL, eventually, launchBrowser, operatorContext, run, textNow } from "./support";
+import { admin, agentClient, attributeNow, baseURL, eventually, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
 
 /*
  * Live leases: an agent (a tRPC client over HTTP) acts; the open pages show it within 1 s
@@ -46,8 +46,8 @@ describe("live leases on / and /leases", () => {
     const lease = claimed!.lease;
     const rowSelector = `tr[data-lease-id="${lease.id}"]`;
     const [onLeases, onOverview] = await Promise.all([
-      eventually(() => leasesPage.locator(rowSelector).count(), (n) => n === 1, 1_000),
-      eventually(() => overviewPage.locator(rowSelector).count(), (n) => n === 1, 1_000),
+      eventually(() => leasesPage.locator(rowSelector).count(), (n) => n === 1, LIVE_MS),
+      eventually(() => overviewPage.locator(rowSelector).count(), (n) => n === 1, LIVE_MS),
     ]);
     console.log(`claim visible after ${onLeases.ms} ms on /leases, ${onOverview.ms} ms on /`);
 
@@ -62,18 +62,18 @@ describe("live leases on / and /leases", () => {
     }
     // The countdown ticks by itself, without new data.
     const before = (await secondsLeft(leasesPage, lease.id))!;
-    const ticked = await eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s < before, 2_500);
+    const ticked = await eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s < before, LIVE_MS);
     expect(ticked.value).toBeGreaterThanOrEqual(before - 3);
     expect(await leasesPage.locator(`${rowSelector} .countdown`).textContent()).toMatch(/^1:\d\d$/);
 
     await agent.leases.renew.mutate({ leaseId: lease.id, epoch: lease.epoch, durationSeconds: 3_600 });
     const [jumped] = await Promise.all([
-      eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s > 3_500, 1_000),
-      eventually(() => secondsLeft(overviewPage, lease.id), (s) => s !== null && s > 3_500, 1_000),
+      eventually(() => secondsLeft(leasesPage, lease.id), (s) => s !== null && s > 3_500, LIVE_MS),
+      eventually(() => secondsLeft(overviewPage, lease.id), (s) => s !== null && s > 3_500, LIVE_MS),
     ]);
     console.log(`renewal visible after ${jumped.ms} ms`);
     expect(await leasesPage.locator(`${rowSelector} .countdown`).textContent()).toMatch(/^(59:\d\d|1:00:00)$/);
-    await eventually(() => textNow(leasesPage, rowSelector), (text) => /ago/.test(text ?? ""), 2_000); // last renewal shown
+    await eventually(() => textNow(leasesPage, rowSelector), (text) => /ago/.test(text ?? ""), LIVE_MS); // last renewal shown
     expect(await stillSameDocument(leasesPage)).toBe(true);
     expect(await stillSameDocument(overviewPage)).toBe(true);
 
@@ -87,7 +87,7 @@ describe("live leases on / and /leases", () => {
     expect(new URL(leasesPage.url()).searchParams.get("worker")).toBe(worker);
 
     await agent.leases.release.mutate({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" });
-    await eventually(() => attributeNow(leasesPage, `[data-testid="recent-leases"] ${rowSelector} [data-outcome]`, "data-outcome"), (o) => o === "released", 1_000);
+    await eventually(() => attributeNow(leasesPage, `[data-testid="recent-leases"] ${rowSelector} [data-outcome]`, "data-outcome"), (o) => o === "released", LIVE_MS);
     expect(await leasesPage.locator(`[data-testid="active-leases"] ${rowSelector}`).count()).toBe(0);
     await leasesPage.close();
     await overviewPage.close();
@@ -105,7 +105,7 @@ describe("live leases on / and /leases", () => {
 
     const claimed = await agent.leases.claim.mutate({ workItemId: itemId, durationSeconds: 3 });
     const rowSelector = `tr[data-lease-id="${claimed!.lease.id}"]`;
-    await eventually(() => page.locator(`[data-testid="active-leases"] ${rowSelector}`).count(), (n) => n === 1, 2_000);
+    await eventually(() => page.locator(`[data-testid="active-leases"] ${rowSelector}`).count(), (n) => n === 1, LIVE_MS);
     // Under a minute left: marked.
     expect(await page.locator(`[data-testid="active-leases"] ${rowSelector}`).textContent()).toContain("expires soon");
 
@@ -154,7 +154,7 @@ describe("live leases on / and /leases", () => {
       await page.goto("/leases");
       const browserAhead = await page.evaluate(() => Date.now() - (performance.timeOrigin + performance.now()));
       expect(Math.round(browserAhead / 60_000)).toBe(skewMs / 60_000);
-      const { value } = await eventually(() => secondsLeft(page, claimed!.lease.id), (left) => left !== null, 3_000);
+      const { value } = await eventually(() => secondsLeft(page, claimed!.lease.id), (left) => left !== null, LIVE_MS);
       // Uncorrected it would read 0 (expired, clock ahead) or ~720 (clock behind).
       expect(value).toBeGreaterThan(280);
       expect(value).toBeLessThanOrEqual(300);

@@ -44,7 +44,7 @@ describe("live updates over events.stream", () => {
     expect(requests.slice(before)).toEqual([]);
 
     await agent.leases.note.mutate({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, content: `progress ${run}` });
-    const shown = await eventually(() => page.getByTestId("notes").filter({ hasText: `progress ${run}` }).count(), (n) => n === 1, 1_000);
+    const shown = await eventually(() => page.getByTestId("notes").filter({ hasText: `progress ${run}` }).count(), (n) => n === 1, 3_000);
     console.log(`note visible after ${shown.ms} ms`);
     expect(requests.filter((path) => path === "events.stream")).toHaveLength(1);
     await page.close();

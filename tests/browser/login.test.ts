@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
+import { POLL_MS } from "@/app/_components/constants";
 import { admin, baseURL, launchBrowser, newToken, operatorTokenOnce, run } from "./support";
 
 let browser: Browser;
@@ -88,8 +89,9 @@ describe("login", () => {
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
 
     await admin.tokens.revoke.mutate({ id });
-    // The open page notices on its next poll; a new navigation is refused by the server.
-    await page.waitForURL((url) => url.pathname === "/login", { timeout: 5_000 });
+    // The open page notices on its next request: at once when a live event makes it refetch, at the
+    // latest on the fallback poll (POLL_MS). A new navigation is refused by the server.
+    await page.waitForURL((url) => url.pathname === "/login", { timeout: POLL_MS + 10_000 });
     await page.goto("/leases");
     expect(new URL(page.url()).pathname).toBe("/login");
     await context.close();

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
-import { admin, agentClient, attributeNow, eventually, launchBrowser, operatorContext, run, textNow } from "./support";
+import { admin, agentClient, attributeNow, eventually, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
 
 /* Operators change the graph from the UI: create, dependencies, priority, cancel; refusals show their reason. */
 
@@ -43,7 +43,7 @@ describe("operator actions", () => {
     // Priority.
     await page.getByLabel("Priority", { exact: true }).fill("9");
     await page.getByRole("button", { name: "Save priority" }).click();
-    await eventually(() => textNow(page, '[data-testid="item-priority"]'), (text) => text === "9", 3_000);
+    await eventually(() => textNow(page, '[data-testid="item-priority"]'), (text) => text === "9", LIVE_MS);
     expect((await admin.workItems.get.query({ id: itemId })).priority).toBe(9);
 
     // A dependency on an item that does not exist: NOT_FOUND, shown.
@@ -55,7 +55,7 @@ describe("operator actions", () => {
     // A real one: the item becomes blocked, and the page says by what.
     await dependency.fill(blockerId);
     await page.getByRole("button", { name: "Add dependency" }).click();
-    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "blocked", 3_000);
+    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "blocked", LIVE_MS);
     expect(await textNow(page, '[data-testid="stage-reason"]')).toContain("Blocked by dependency");
     expect(await textNow(page, '[data-testid="stage-reason"]')).toContain(blockerId);
     await page.locator('[data-testid="dependencies"]').getByText("Order the hardware").waitFor();
@@ -72,13 +72,13 @@ describe("operator actions", () => {
     await blockerPage.close();
 
     await page.getByRole("button", { name: `Remove dependency on ${blockerId}` }).click();
-    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "ready", 3_000);
+    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "ready", LIVE_MS);
     expect((await admin.workItems.get.query({ id: itemId })).dependsOn).toEqual([]);
 
     // Cancelling a leased item is refused (no pre-emption): ITEM_LEASED.
     const agent = await agentClient(`op-agent-${run}`);
     const claimed = await agent.leases.claim.mutate({ workItemId: itemId, durationSeconds: 600 });
-    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "leased", 3_000);
+    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "leased", LIVE_MS);
     await page.getByLabel(/Cancel this item/).fill("No longer needed");
     await page.getByRole("button", { name: "Cancel item" }).click();
     await page.getByRole("alert").getByText("ITEM_LEASED").waitFor();
@@ -92,7 +92,7 @@ describe("operator actions", () => {
     await page.goto(`/items/${spare}`);
     await page.getByLabel(/Cancel this item/).fill("Duplicate of another item");
     await page.getByRole("button", { name: "Cancel item" }).click();
-    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "cancelled", 3_000);
+    await eventually(() => attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage"), (s) => s === "cancelled", LIVE_MS);
     expect(await admin.workItems.get.query({ id: spare })).toMatchObject({ status: "cancelled" });
     // Terminal: no actions offered any more.
     expect(await page.getByRole("button", { name: "Cancel item" }).count()).toBe(0);
@@ -108,24 +108,24 @@ describe("operator actions", () => {
     await page.goto("/items");
     await page.getByLabel("Search id or title").fill(prefix);
     const ids = () => page.locator('[data-testid="items-table"] tbody tr').evaluateAll((rows) => rows.map((row) => row.getAttribute("data-item-id")));
-    await eventually(ids, (list) => list.length === 25 && list.every((id) => id?.startsWith(prefix)), 3_000);
+    await eventually(ids, (list) => list.length === 25 && list.every((id) => id?.startsWith(prefix)), LIVE_MS);
     expect(new URL(page.url()).searchParams.get("q")).toBe(prefix);
     await page.getByRole("button", { name: "Next" }).click();
-    await eventually(ids, (list) => list.length === 2 && list[0] === `${prefix}-26`, 3_000);
+    await eventually(ids, (list) => list.length === 2 && list[0] === `${prefix}-26`, LIVE_MS);
     expect(await page.getByRole("button", { name: "Next" }).isDisabled()).toBe(true);
     await page.getByRole("button", { name: "Previous" }).click();
-    await eventually(ids, (list) => list.length === 25 && list[0] === `${prefix}-01`, 3_000);
+    await eventually(ids, (list) => list.length === 25 && list[0] === `${prefix}-01`, LIVE_MS);
 
     // Search by title.
     await page.getByLabel("Search id or title").fill("Paged item 17");
-    await eventually(ids, (list) => list.length === 1 && list[0] === `${prefix}-17`, 3_000);
+    await eventually(ids, (list) => list.length === 1 && list[0] === `${prefix}-17`, LIVE_MS);
 
     // Stage filter: one of them is leased.
     const agent = await agentClient(`pager-${run}`);
     await agent.leases.claim.mutate({ workItemId: `${prefix}-05`, durationSeconds: 600 });
     await page.getByLabel("Search id or title").fill(prefix);
     await page.getByLabel("Stage").selectOption("leased");
-    await eventually(ids, (list) => list.length === 1 && list[0] === `${prefix}-05`, 3_000);
+    await eventually(ids, (list) => list.length === 1 && list[0] === `${prefix}-05`, LIVE_MS);
     expect(new URL(page.url()).searchParams.get("stage")).toBe("leased");
     await page.close();
   });

@@ -105,6 +105,13 @@ export async function seriousViolations(page: Page) {
     }));
 }
 
+/**
+ * How long a change pushed over events.stream may take to show on an open page: a third of the
+ * fallback poll (POLL_MS, 15 s), so a page that only polls still fails most such checks (live.test.ts
+ * proves the push alone), yet generous enough for a loaded 2-core CI machine.
+ */
+export const LIVE_MS = 5_000;
+
 /** Polls `read` until `accept` holds or `timeoutMs` passes; returns the last value and how long it took. */
 export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number, intervalMs = 50) {
   const started = Date.now();
