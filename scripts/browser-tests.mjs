@@ -166,6 +166,7 @@ async function main() {
           ...(process.stdout.isTTY ? { FORCE_COLOR: "1" } : {}),
           WG_BASE_URL: baseUrl,
           WG_ADMIN_TOKEN: adminToken,
+          WG_DATA_DIR: dataDir, // the embedded PostgreSQL's cluster is in its postgres/ (outage.test.ts kills it)
           CHROMIUM_PATH: chromium,
         },
       },

@@ -57,8 +57,9 @@ function describeSupervisorEvent(event: SupervisorEvent): string {
   }
 }
 
+/** The newest change under `dir`: a file written, or (by the directory's own time) one added, renamed or deleted. */
 function newestSourceChange(dir: string): number {
-  let newest = 0;
+  let newest = statSync(dir).mtimeMs;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name === "generated" || entry.name.startsWith(".")) continue;
     const full = path.join(dir, entry.name);

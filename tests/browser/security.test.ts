@@ -136,7 +136,9 @@ describe("hostile text (10.9)", () => {
       await page.goto(path);
       await page.locator("h1").first().waitFor();
       await settled(page);
-      await page.getByText(/WWWWWWWWWW|invoice/).first().waitFor();
+      await page.getByText(/WWWWWWWWWW|invoice/).first().waitFor().catch((error: Error) => {
+        throw new Error(`${path}: the hostile text never showed (${error.message})`);
+      });
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       expect(overflow, `${path} scrolls sideways by ${overflow}px`).toBeLessThanOrEqual(0);
 

@@ -10,7 +10,7 @@ import type { AppRouter } from "../../server/trpc/root";
  * passes its URL, a known admin token and the Chromium binary.
  */
 
-function required(name: string): string {
+export function required(name: string): string {
   const value = process.env[name];
   if (!value) throw new Error(`${name} is not set: run the browser tests with \`node scripts/browser-tests.mjs\``);
   return value;
