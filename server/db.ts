@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { statementTimeoutMs } from "./http/limits";
+import { databaseConnectTimeoutMs, statementTimeoutMs } from "./http/limits";
 
 export type Db = PrismaClient;
 
@@ -31,10 +31,16 @@ export function statementName(query: { sql: string; args?: unknown[]; argTypes?:
 
 const connectionStrings = new WeakMap<Db, string>();
 
-/** `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a startup parameter). */
-export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number } = {}): Db {
+/**
+ * `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a
+ * startup parameter); `connectTimeoutMs` (default: databaseConnectTimeoutMs) bounds the wait for one.
+ */
+export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number; connectTimeoutMs?: number } = {}): Db {
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
-  const adapter = new PrismaPg({ connectionString, max: options.poolSize ?? 20, ...timeout }, { statementNameGenerator: statementName as (query: { sql: string }) => string });
+  const adapter = new PrismaPg(
+    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: options.connectTimeoutMs ?? databaseConnectTimeoutMs(), ...timeout },
+    { statementNameGenerator: statementName as (query: { sql: string }) => string },
+  );
   const db = new PrismaClient({ adapter });
   connectionStrings.set(db, connectionString);
   return db;

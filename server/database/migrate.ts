@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { databaseConnectTimeoutMs } from "../http/limits";
 
 export interface PrismaCliResult {
   exitCode: number;
@@ -84,7 +85,7 @@ export function localMigrationNames(): string[] {
  * (seconds of CPU) when there is nothing to do; any doubt (no database yet, no table) says true.
  */
 export async function hasPendingMigrations(databaseUrl: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: databaseConnectTimeoutMs() });
   try {
     await client.connect();
     const table = await client.query<{ exists: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists");

@@ -12,6 +12,13 @@ export const maxBodyBytes = () => positiveInteger(process.env.WORK_GRAPH_MAX_BOD
 export const maxBatchCalls = () => positiveInteger(process.env.WORK_GRAPH_MAX_BATCH, 20);
 
 /**
+ * Longest wait for a database connection (WORK_GRAPH_DB_CONNECT_TIMEOUT_MS, default 5 s): opening
+ * one, or getting a free one from the pool. A database that accepts connections but never answers
+ * (a hung server, a network black hole) then gives 503 UNAVAILABLE instead of requests that hang.
+ */
+export const databaseConnectTimeoutMs = () => positiveInteger(process.env.WORK_GRAPH_DB_CONNECT_TIMEOUT_MS, 5_000);
+
+/**
  * Longest a single SQL statement of the API may run (WORK_GRAPH_STATEMENT_TIMEOUT_MS, default
  * 15 s), so one slow request cannot hold pool connections that others wait for. "0" turns it off.
  */

@@ -1,4 +1,5 @@
 import pg from "pg";
+import { databaseConnectTimeoutMs } from "../http/limits";
 
 /** Channel the events trigger notifies on commit (migration 20261203130000_event_notifications); the payload is the event type. */
 export const EVENTS_CHANNEL = "work_graph_events";
@@ -40,7 +41,11 @@ export class CommitListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString, application_name: "work-graph-listener" });
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: "work-graph-listener",
+      connectionTimeoutMillis: databaseConnectTimeoutMs(),
+    });
     client.on("notification", (message) => {
       if (message.channel !== EVENTS_CHANNEL) return;
       this.pending.add(message.payload ?? "");

@@ -1,8 +1,9 @@
 import path from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient } from "../../packages/agent/src/sdk/client";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
-import { call, startServer, stopServer, tempDataDir, until, waitReady } from "../../scripts/server-process";
+import { call, postmasterPid, startServer, stopServer, tempDataDir, until, waitReady } from "../../scripts/server-process";
 
 /** With DATABASE_URL the app does not own the database: when it goes away and comes back, the pool reconnects. */
 describe("database death and recovery via DATABASE_URL", () => {
@@ -41,5 +42,58 @@ describe("database death and recovery via DATABASE_URL", () => {
       await stopServer(server);
     }
     expect(server.output()).toMatch(/\[work-graph\] stopped/);
+  });
+});
+
+/**
+ * A database that accepts connections and never answers (PostgreSQL hung, or a network black hole
+ * in front of it) must not hang the API: a request waits at most WORK_GRAPH_DB_CONNECT_TIMEOUT_MS
+ * for a connection, then answers 503 UNAVAILABLE; once the database answers again, so does the API.
+ */
+describe("a hung database via DATABASE_URL", () => {
+  const data = tempDataDir();
+  const appData = tempDataDir();
+  let database: EmbeddedDatabase | undefined;
+  let stopped: number | undefined;
+  afterAll(async () => {
+    if (stopped) process.kill(stopped, "SIGCONT");
+    await database?.stop();
+    data.remove();
+    appData.remove();
+  });
+
+  it("answers 503 UNAVAILABLE within the connect timeout while PostgreSQL accepts but never answers, and serves again once it does", async () => {
+    const cluster = path.join(data.dir, "pg");
+    database = await startEmbeddedPostgres({ dataDir: cluster, durable: false });
+    const server = await startServer({ dataDir: appData.dir, env: { DATABASE_URL: database.url, WORK_GRAPH_DB_CONNECT_TIMEOUT_MS: "1000" } });
+    const list = () => call(server.url, "/api/trpc/workItems.list?input=%7B%7D", { token: server.adminToken, signal: AbortSignal.timeout(20_000) });
+    const killer = new pg.Client({ connectionString: database.url });
+    await killer.connect();
+    try {
+      await waitReady(server);
+      expect((await list()).status).toBe(200);
+
+      // The postmaster stopped: new connections are accepted by the kernel and never answered.
+      // The app's open connections are ended, so every request needs a new one.
+      stopped = postmasterPid(cluster);
+      process.kill(stopped, "SIGSTOP");
+      await killer.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'");
+
+      const started = performance.now();
+      const hung = await list();
+      const waited = performance.now() - started;
+      expect(hung.status).toBe(503);
+      expect(hung.body.error.data.reason).toBe("UNAVAILABLE");
+      expect(hung.text).not.toContain(String(database.port));
+      expect(waited).toBeLessThan(10_000); // one connect timeout (1 s) plus start-up work; without one it never answers
+      expect((await call(server.url, "/api/health/ready", { signal: AbortSignal.timeout(20_000) })).status).toBe(503);
+
+      process.kill(stopped, "SIGCONT");
+      stopped = undefined;
+      await until("the API to serve again", async () => (await list()).status === 200, 30_000);
+    } finally {
+      await killer.end().catch(() => {});
+      await stopServer(server);
+    }
   });
 });
