@@ -32,7 +32,8 @@ function affected(query: Query, changedItems: ReadonlySet<string>): boolean {
   return typeof itemId !== "string" || changedItems.has(itemId);
 }
 
-export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: QueryClient) {
+/** `onError`: the stream was refused or ended with an error (an ended session: UNAUTHENTICATED). */
+export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: QueryClient, onError: (error: unknown) => void) {
   useEffect(() => {
     let changed = new Set<string>();
     let everything = false;
@@ -58,10 +59,11 @@ export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: Query
         changed.add(data.workItemId);
         schedule();
       },
+      onError,
     });
     return () => {
       clearTimeout(timer);
       subscription.unsubscribe();
     };
-  }, [client, queryClient]);
+  }, [client, queryClient, onError]);
 }

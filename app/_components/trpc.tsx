@@ -66,7 +66,7 @@ export function Providers({ children }: { children: ReactNode }) {
       ],
     }),
   );
-  useLiveUpdates(trpcClient, queryClient);
+  useLiveUpdates(trpcClient, queryClient, onAuthError);
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

@@ -18,6 +18,8 @@ export interface Context {
   db: Db;
   caller: Caller | null;
   requestId: string;
+  /** The dashboard session the caller was authenticated by (absent for a bearer token): long-lived requests re-check it. */
+  sessionId?: string;
 }
 
 /** What authentication reads of a request's headers (a Fetch Headers object has it; names are lower case). */
@@ -53,7 +55,7 @@ export async function createContext(db: Db, request: RequestInfo): Promise<Conte
   const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (session) {
     if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, requestId, caller: null };
-    return { db, requestId, caller: await sessionCaller(db, session) };
+    return { db, requestId, caller: await sessionCaller(db, session), sessionId: session };
   }
   return { db, requestId, caller: null };
 }

@@ -1,8 +1,11 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createSession, endSession } from "../../server/auth/sessions";
+import { revokeToken } from "../../server/auth/tokens";
 import { createDb, type Db } from "../../server/db";
 import type { WorkGraphEvent } from "../../server/domain/types";
 import { stopWakeups } from "../../server/realtime/wakeups";
+import { SESSION_COOKIE } from "../../server/trpc/init";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { openSse } from "../support/sse";
@@ -168,6 +171,32 @@ describe("events.stream", () => {
     const resumed = await stream({ after: start, workItemId: "filtered", types: ["work_item.priority_changed"] }, { "last-event-id": String(first.sequence) });
     expect(await nextEvent(resumed)).toMatchObject({ workItemId: "filtered", data: { to: 6 } });
     resumed.close();
+  });
+
+  it("ends a stream whose token was revoked or whose dashboard session ended, within 5 s and before its next event", async () => {
+    const bearer = await callerAs(database.db, "operator");
+    const logIn = await callerAs(database.db, "operator");
+    const sessionId = await createSession(database.db, logIn.caller.tokenId);
+    const byToken = await stream({}, {}, bearer.token);
+    const bySession = await stream({}, { cookie: `${SESSION_COOKIE}=${sessionId}` }, null);
+    try {
+      for (const source of [byToken, bySession]) await source.next("connected");
+      await operator.workItems.create({ id: "credential-live", title: "Seen by both" });
+      for (const source of [byToken, bySession]) expect((await nextEvent(source)).workItemId).toBe("credential-live");
+
+      await revokeToken(database.db, bearer.caller.tokenId);
+      await endSession(database.db, sessionId); // logout; the session's token stays live
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      await operator.workItems.create({ id: "credential-ended", title: "Seen by neither" });
+      for (const source of [byToken, bySession]) {
+        const message = await source.next(["message", "serialized-error"]);
+        expect(message?.event, `got ${message?.data}`).toBe("serialized-error");
+        expect(JSON.parse(message!.data)).toMatchObject({ data: { reason: "UNAUTHENTICATED" } });
+      }
+    } finally {
+      byToken.close();
+      bySession.close();
+    }
   });
 
   it("refuses a missing token and bad input with the API's reasons, as an SSE error message", async () => {

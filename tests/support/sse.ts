@@ -47,10 +47,11 @@ export async function openSse(url: string, headers: Record<string, string>) {
   return {
     status: response.status,
     contentType: response.headers.get("content-type"),
-    /** The next message of type `event` (others, like pings, are skipped); null once the stream ended. */
-    async next(event = "message"): Promise<SseMessage | null> {
+    /** The next message of type `event` (or of one of several types; others, like pings, are skipped); null once the stream ended. */
+    async next(event: string | string[] = "message"): Promise<SseMessage | null> {
+      const wanted = typeof event === "string" ? [event] : event;
       for (;;) {
-        const index = queue.findIndex((message) => message.event === event);
+        const index = queue.findIndex((message) => wanted.includes(message.event));
         if (index >= 0) return queue.splice(0, index + 1).at(-1)!;
         if (ended || !(await fill())) {
           ended = true;

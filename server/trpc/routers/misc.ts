@@ -1,5 +1,6 @@
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
+import { sessionCaller } from "../../auth/sessions";
 import { createToken, listTokens, revokeToken, tokenIsLive } from "../../auth/tokens";
 import { WorkGraphError } from "../../errors";
 import { activity } from "../../queries/activity";
@@ -18,7 +19,8 @@ export const notesRouter = router({
     .query(({ ctx, input }) => listNotes(ctx.db, input)),
 });
 
-const TOKEN_RECHECK_MS = 30_000;
+/** How often a streaming caller's credential is checked again: a revoked token or an ended session stops receiving within this. */
+const CREDENTIAL_RECHECK_MS = 5_000;
 
 export const eventsRouter = router({
   list: authedProcedure
@@ -42,14 +44,16 @@ export const eventsRouter = router({
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
       const events = await openEventStream(ctx.db, { ...input, after }, signal);
-      const { db, caller } = ctx;
+      const { db, caller, sessionId } = ctx;
+      // A session ends by logout or by its token's revocation; a bearer token by revocation.
+      const stillAuthorized = sessionId ? async () => (await sessionCaller(db, sessionId)) !== null : () => tokenIsLive(db, caller.tokenId);
       return (async function* () {
         let checkedAt = performance.now();
         for await (const event of events) {
-          // A token revoked while its stream is open stops receiving within TOKEN_RECHECK_MS.
-          if (performance.now() - checkedAt > TOKEN_RECHECK_MS) {
-            if (!(await tokenIsLive(db, caller.tokenId))) {
-              const refusal = new WorkGraphError("UNAUTHENTICATED", "the token was revoked");
+          // Checked before an event is sent, so nothing reaches a stream whose credential ended more than CREDENTIAL_RECHECK_MS ago.
+          if (performance.now() - checkedAt > CREDENTIAL_RECHECK_MS) {
+            if (!(await stillAuthorized())) {
+              const refusal = new WorkGraphError("UNAUTHENTICATED", sessionId ? "the session has ended" : "the token was revoked");
               throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
             }
             checkedAt = performance.now();
