@@ -20,11 +20,14 @@ const RECHECK_MS = 2_000;
  * pages the reader holds no connection: it waits for the app instance's commit listener.
  * Without `after` the stream starts at the newest event committed when this call returns
  * (it returns once LISTEN is in place and that point is read, so nothing later is missed).
+ * `authorize` runs before every read, also on an idle stream (at least every RECHECK_MS); it
+ * throws to end the stream.
  */
 export async function openEventStream(
   db: Db,
   input: { after?: number; workItemId?: string; types?: string[] },
   signal?: AbortSignal,
+  authorize: () => Promise<void> = async () => {},
 ): Promise<AsyncGenerator<WorkGraphEvent>> {
   const hub = wakeups(db);
   await hub.ready();
@@ -34,6 +37,7 @@ export async function openEventStream(
     let cursor = start;
     while (!signal?.aborted) {
       const heard = hub.eventsHeard;
+      await authorize();
       const page = await listEvents(db, { after: cursor, limit: PAGE });
       for (const event of page.items) {
         if ((input.workItemId === undefined || event.workItemId === input.workItemId) && (types === null || types.has(event.type))) yield event;

@@ -89,8 +89,8 @@ describe("login", () => {
     await page.getByRole("heading", { level: 1, name: "Overview" }).waitFor();
 
     await admin.tokens.revoke.mutate({ id });
-    // The open page notices on its next request: at once when a live event makes it refetch, at the
-    // latest on the fallback poll (POLL_MS). A new navigation is refused by the server.
+    // The open page notices when its event stream is refused (the server re-checks every 5 s) or on
+    // its next query, at the latest on the fallback poll (POLL_MS). A new navigation is refused by the server.
     await page.waitForURL((url) => url.pathname === "/login", { timeout: POLL_MS + 10_000 });
     await page.goto("/leases");
     expect(new URL(page.url()).pathname).toBe("/login");

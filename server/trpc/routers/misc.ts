@@ -43,23 +43,21 @@ export const eventsRouter = router({
     }).default({}))
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
-      const events = await openEventStream(ctx.db, { ...input, after }, signal);
       const { db, caller, sessionId } = ctx;
       // A session ends by logout or by its token's revocation; a bearer token by revocation.
       const stillAuthorized = sessionId ? async () => (await sessionCaller(db, sessionId)) !== null : () => tokenIsLive(db, caller.tokenId);
-      return (async function* () {
-        let checkedAt = performance.now();
-        for await (const event of events) {
-          // Checked before an event is sent, so nothing reaches a stream whose credential ended more than CREDENTIAL_RECHECK_MS ago.
-          if (performance.now() - checkedAt > CREDENTIAL_RECHECK_MS) {
-            if (!(await stillAuthorized())) {
-              const refusal = new WorkGraphError("UNAUTHENTICATED", sessionId ? "the session has ended" : "the token was revoked");
-              throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
-            }
-            checkedAt = performance.now();
-          }
-          yield tracked(String(event.sequence), event);
+      let checkedAt = performance.now();
+      const authorize = async () => {
+        if (performance.now() - checkedAt < CREDENTIAL_RECHECK_MS) return;
+        if (!(await stillAuthorized())) {
+          const refusal = new WorkGraphError("UNAUTHENTICATED", sessionId ? "the session has ended" : "the token was revoked");
+          throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
         }
+        checkedAt = performance.now();
+      };
+      const events = await openEventStream(db, { ...input, after }, signal, authorize);
+      return (async function* () {
+        for await (const event of events) yield tracked(String(event.sequence), event);
       })();
     }),
 });
