@@ -28,7 +28,7 @@ export default function PageError({ retry }: { error: Error & { digest?: string 
     <main id="main" className="login-page" data-testid="page-error">
       <div className="login-card" role="alert">
         <h1>Work Graph is unavailable</h1>
-        <p>This page could not be loaded: the server cannot reach its database right now (it may be restarting).</p>
+        <p>This page could not be loaded, most likely because the server cannot reach its database right now (it may be restarting).</p>
         <p className="muted" aria-live="polite">
           Trying again in {secondsLeft} s…
         </p>
