@@ -33,12 +33,12 @@ const connectionStrings = new WeakMap<Db, string>();
 
 /**
  * `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a
- * startup parameter); `connectTimeoutMs` (default: databaseConnectTimeoutMs) bounds the wait for one.
+ * startup parameter); databaseConnectTimeoutMs bounds the wait for a connection.
  */
-export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number; connectTimeoutMs?: number } = {}): Db {
+export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number } = {}): Db {
   const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
   const adapter = new PrismaPg(
-    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: options.connectTimeoutMs ?? databaseConnectTimeoutMs(), ...timeout },
+    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timeout },
     { statementNameGenerator: statementName as (query: { sql: string }) => string },
   );
   const db = new PrismaClient({ adapter });

@@ -196,9 +196,3 @@ export async function ensureAdminToken(db: Db, configured?: string): Promise<str
     return token;
   });
 }
-
-/** Whether token `id` is still accepted (long-lived requests such as events.stream re-check it). */
-export async function tokenIsLive(db: Db | Tx, id: string): Promise<boolean> {
-  const rows = await db.$queryRaw<{ live: boolean }[]>`SELECT revoked_at IS NULL AS live FROM api_tokens WHERE id::text = ${id}`;
-  return rows[0]?.live === true;
-}

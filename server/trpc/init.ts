@@ -18,8 +18,11 @@ export interface Context {
   db: Db;
   caller: Caller | null;
   requestId: string;
-  /** The dashboard session the caller was authenticated by (absent for a bearer token): long-lived requests re-check it. */
-  sessionId?: string;
+  /**
+   * Checks the request's credential again (the bearer token, or the dashboard session and its
+   * token): long-lived requests call it. Absent for in-process callers, which have none.
+   */
+  reauthenticate?: () => Promise<Caller | null>;
 }
 
 /** What authentication reads of a request's headers (a Fetch Headers object has it; names are lower case). */
@@ -51,11 +54,11 @@ export async function createContext(db: Db, request: RequestInfo): Promise<Conte
   const { requestId } = request;
   const authorization = request.headers.get("authorization");
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  if (bearer) return { db, requestId, caller: await authenticate(db, bearer) };
+  if (bearer) return { db, requestId, caller: await authenticate(db, bearer), reauthenticate: () => authenticate(db, bearer) };
   const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (session) {
     if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, requestId, caller: null };
-    return { db, requestId, caller: await sessionCaller(db, session), sessionId: session };
+    return { db, requestId, caller: await sessionCaller(db, session), reauthenticate: () => sessionCaller(db, session) };
   }
   return { db, requestId, caller: null };
 }

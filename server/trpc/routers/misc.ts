@@ -1,7 +1,6 @@
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
-import { sessionCaller } from "../../auth/sessions";
-import { createToken, listTokens, revokeToken, tokenIsLive } from "../../auth/tokens";
+import { createToken, listTokens, revokeToken } from "../../auth/tokens";
 import { WorkGraphError } from "../../errors";
 import { activity } from "../../queries/activity";
 import { summary } from "../../queries/dashboard";
@@ -43,19 +42,17 @@ export const eventsRouter = router({
     }).default({}))
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
-      const { db, caller, sessionId } = ctx;
-      // A session ends by logout or by its token's revocation; a bearer token by revocation.
-      const stillAuthorized = sessionId ? async () => (await sessionCaller(db, sessionId)) !== null : () => tokenIsLive(db, caller.tokenId);
+      const { reauthenticate } = ctx;
       let checkedAt = performance.now();
       const authorize = async () => {
-        if (performance.now() - checkedAt < CREDENTIAL_RECHECK_MS) return;
-        if (!(await stillAuthorized())) {
-          const refusal = new WorkGraphError("UNAUTHENTICATED", sessionId ? "the session has ended" : "the token was revoked");
+        if (!reauthenticate || performance.now() - checkedAt < CREDENTIAL_RECHECK_MS) return;
+        if (!(await reauthenticate())) {
+          const refusal = new WorkGraphError("UNAUTHENTICATED", "the token was revoked or the session has ended");
           throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
         }
         checkedAt = performance.now();
       };
-      const events = await openEventStream(db, { ...input, after }, signal, authorize);
+      const events = await openEventStream(ctx.db, { ...input, after }, signal, authorize);
       return (async function* () {
         for await (const event of events) yield tracked(String(event.sequence), event);
       })();
