@@ -1,5 +1,6 @@
 import pino, { type Logger } from "pino";
 import pretty from "pino-pretty";
+import { logLevel } from "./config";
 
 /**
  * The server's structured log (pino): JSON lines, or human-readable when stdout is a terminal.
@@ -7,9 +8,9 @@ import pretty from "pino-pretty";
  * Nothing logs request headers or bodies; the redaction below is a second guard should a
  * token ever reach a log call.
  */
-function createLogger(): Logger {
+function createLogger(level: string): Logger {
   const options: pino.LoggerOptions = {
-    level: process.env.WORK_GRAPH_LOG_LEVEL || "info",
+    level,
     base: { service: "work-graph" },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ["token", "*.token", "authorization", "*.authorization", "cookie", "*.cookie"], censor: "[redacted]" },
@@ -23,5 +24,10 @@ const globalKey = Symbol.for("work-graph.logger");
 const holder = globalThis as unknown as { [globalKey]?: Logger };
 
 export function logger(): Logger {
-  return (holder[globalKey] ??= createLogger());
+  return (holder[globalKey] ??= createLogger(logLevel()));
+}
+
+/** For the message that the configuration is invalid, which must reach the log even when the log level is what is invalid. */
+export function configurationErrorLogger(): Logger {
+  return createLogger("info");
 }

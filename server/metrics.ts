@@ -1,4 +1,5 @@
 import client from "prom-client";
+import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
 import { LEASE_OUTCOMES } from "./domain/contract";
@@ -141,12 +142,6 @@ export function countHttpRequest(procedure: string, code: number): void {
   metrics().httpRequests.inc({ procedure, code: String(code) });
 }
 
-/** How long gauges may serve a cached read (WORK_GRAPH_METRICS_CACHE_MS, default 5000). */
-function gaugeCacheMs(): number {
-  const value = Number(process.env.WORK_GRAPH_METRICS_CACHE_MS ?? 5000);
-  return Number.isFinite(value) && value >= 0 ? value : 5000;
-}
-
 interface GaugeValues {
   summary: Summary;
   oldestOpenAttentionSeconds: number;
@@ -168,7 +163,7 @@ let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
 /** Reads the gauges' values; concurrent scrapes within the cache window share one read. */
 async function refreshGauges(db: Db): Promise<void> {
   const now = Date.now();
-  if (!gaugeRead || now - gaugeRead.at >= gaugeCacheMs()) {
+  if (!gaugeRead || now - gaugeRead.at >= metricsCacheMs()) {
     gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }
