@@ -25,12 +25,12 @@ import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
-import { configurationErrorLogger, logger } from "../server/log";
+import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
 const apiOnly = process.argv.includes("--api-only");
-const log = (message: string) => logger().info(message);
+const log = (message: string) => lifecycleLogger().info(message);
 // A parent that died takes the read end of our stdout with it: writing must not crash the
 // server before it has stopped its database (the parent watch below stops it cleanly).
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
@@ -77,7 +77,7 @@ async function buildNext(): Promise<void> {
     // Next's own output joins the server log as lines of its own, so stdout stays one JSON line per entry.
     for (const stream of [child.stdout, child.stderr]) {
       createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => {
-        if (line.trim()) logger().info({ source: "next build" }, line);
+        if (line.trim()) lifecycleLogger().info({ source: "next build" }, line);
       });
     }
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`next build failed with exit code ${code}`))));
@@ -106,7 +106,7 @@ async function main() {
       log: (line) => {
         if (/rotated|orphaned|stale|previous run|leftovers/.test(line)) log(line);
       },
-      onSupervisorEvent: (event) => logger().warn(describeSupervisorEvent(event)),
+      onSupervisorEvent: (event) => lifecycleLogger().warn(describeSupervisorEvent(event)),
     });
     // Next's route handlers in this process build their client from it (server/db.ts getDb).
     process.env.DATABASE_URL = embedded.url;
@@ -199,7 +199,7 @@ async function main() {
     parentWatch.stop();
     // Whatever hangs below (a database that does not answer), the process still ends.
     setTimeout(() => {
-      logger().error("stop took too long; exiting");
+      lifecycleLogger().error("stop took too long; exiting");
       process.exit(1);
     }, graceMs + 30_000).unref();
     log(`${why}: stopping (in-flight requests: ${inFlight}; waiting up to ${graceMs} ms for them)`);
@@ -212,7 +212,7 @@ async function main() {
         setTimeout(resolve, graceMs).unref();
       });
     }
-    if (inFlight > 0) logger().warn(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
+    if (inFlight > 0) lifecycleLogger().warn(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
     server.closeAllConnections();
     await withTimeout(sweeper.stop(), 5_000);
     await withTimeout(webhooks.stop(), 5_000);

@@ -21,10 +21,20 @@ function createLogger(level: string): Logger {
 
 // One logger per process, shared by Next's bundles and the code `npm start` runs outside Next.
 const globalKey = Symbol.for("work-graph.logger");
-const holder = globalThis as unknown as { [globalKey]?: Logger };
+const lifecycleKey = Symbol.for("work-graph.logger.lifecycle");
+const holder = globalThis as unknown as { [globalKey]?: Logger; [lifecycleKey]?: Logger };
 
 export function logger(): Logger {
   return (holder[globalKey] ??= createLogger(logLevel()));
+}
+
+/**
+ * The server's lifecycle lines (starting, the database's supervision, the admin token, stopping):
+ * written at info whatever WORK_GRAPH_LOG_LEVEL says, because an operator always needs them.
+ */
+export function lifecycleLogger(): Logger {
+  const base = logger();
+  return (holder[lifecycleKey] ??= base.isLevelEnabled("info") ? base : base.child({}, { level: "info" }));
 }
 
 /** For the message that the configuration is invalid, which must reach the log even when the log level is what is invalid. */

@@ -2,7 +2,7 @@ import client from "prom-client";
 import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { LEASE_OUTCOMES } from "./domain/contract";
+import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
 
 /**
@@ -12,8 +12,6 @@ import { summary, type Summary } from "./queries/dashboard";
  * database (dashboard.summary's two queries and one index probe), cached briefly, so a scrape
  * costs at most those three queries however often it comes.
  */
-
-const FENCE_KINDS = ["expired", "superseded", "revoked", "ended", "unknown"] as const;
 
 function createMetrics() {
   const registry = new client.Registry();
@@ -79,7 +77,7 @@ function createMetrics() {
   };
   // Series exist at 0 from the start, so rate() and alerts see them before the first event.
   for (const outcome of LEASE_OUTCOMES) created.leasesEnded.inc({ outcome }, 0);
-  for (const kind of FENCE_KINDS) created.fenced.inc({ kind }, 0);
+  for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
   return created;
 }
 

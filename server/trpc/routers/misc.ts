@@ -1,6 +1,7 @@
 import { tracked, TRPCError } from "@trpc/server";
 import { z } from "zod";
 import { createToken, listTokens, revokeToken } from "../../auth/tokens";
+import { ROLES } from "../../domain/contract";
 import { WorkGraphError } from "../../errors";
 import { activity } from "../../queries/activity";
 import { summary } from "../../queries/dashboard";
@@ -81,7 +82,7 @@ const admin = rolesProcedure();
 
 export const tokensRouter = router({
   create: admin
-    .input(z.object({ role: z.enum(["agent", "operator", "admin"]), workerId: workerId.optional(), label: safeString().max(200).optional() }))
+    .input(z.object({ role: z.enum(ROLES), workerId: workerId.optional(), label: safeString().max(200).optional() }))
     .mutation(({ ctx, input }) => createToken(ctx.db, input)),
   list: admin.query(({ ctx }) => listTokens(ctx.db)),
   revoke: admin.input(z.object({ id: uuid })).mutation(({ ctx, input }) => revokeToken(ctx.db, input.id)),
