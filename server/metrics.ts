@@ -2,7 +2,7 @@ import client from "prom-client";
 import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES } from "./domain/contract";
+import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
 
 /**
@@ -75,9 +75,14 @@ function createMetrics() {
     // Waiter gauges (long-polling claims and attention waits) and
     // work_graph_webhook_deliveries_total{status} are registered here when those features land.
   };
-  // Series exist at 0 from the start, so rate() and alerts see them before the first event.
-  for (const outcome of LEASE_OUTCOMES) created.leasesEnded.inc({ outcome }, 0);
+  // Every series of a known label value exists at 0 from the start, so rate(), dashboards and
+  // alerts see it before its first event. (http_requests' status codes are not a known list.)
+  for (const outcome of LEASE_OUTCOMES) {
+    created.leasesEnded.inc({ outcome }, 0);
+    created.leaseHeldSeconds.zero({ outcome });
+  }
   for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
+  for (const stage of STAGES) created.items.set({ stage }, 0);
   return created;
 }
 
