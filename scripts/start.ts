@@ -1,7 +1,10 @@
 /**
  * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
  * when missing or stale, the HTTP server with the dashboard and /api/trpc, the expiry
- * sweep and the webhook dispatcher. `--api-only` serves /api without the dashboard (no build).
+ * sweep and the webhook dispatcher. `--api-only` serves /api/trpc, /api/metrics and
+ * /api/health without the dashboard (no build). First of all, every setting is checked
+ * (server/config.ts): a bad one stops the start with a message naming it. Every line it writes
+ * is a pino log line (server/log.ts).
  *
  * Lifecycle (docs/operations.md): the embedded PostgreSQL is supervised (restarted with backoff
  * if it dies); SIGINT/SIGTERM — or the death of the npm that launched us — drains in-flight
