@@ -22,7 +22,7 @@ interface Setting<T> {
 }
 
 const wholeNumber = (min: number, max: number, fallback?: number): Setting<number> => ({
-  schema: z.string().regex(/^\d+$/).transform(Number).pipe(z.number().min(min).max(max)),
+  schema: z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().min(min).max(max)),
   accepts: `a whole number from ${min} to ${max}`,
   fallback,
 });
@@ -30,6 +30,7 @@ const wholeNumber = (min: number, max: number, fallback?: number): Setting<numbe
 const decimal = (min: { above: number } | { from: number }, max: number, fallback: number): Setting<number> => ({
   schema: z
     .string()
+    .trim()
     .regex(/^\d+(\.\d+)?$/)
     .transform(Number)
     .pipe("above" in min ? z.number().gt(min.above).max(max) : z.number().min(min.from).max(max)),
@@ -43,6 +44,7 @@ const MAX_SIZE = 1024 ** 3;
 const size = (fallback: number): Setting<number> => ({
   schema: z
     .string()
+    .trim()
     .regex(/^(\d+)\s*(b|kb|kib|mb|mib|gb|gib)?$/i)
     .transform((text) => {
       const [, amount, unit = ""] = /^(\d+)\s*([a-z]*)$/i.exec(text)!;
@@ -99,7 +101,7 @@ export const SETTING_DEFAULTS: ReadonlyMap<SettingName, unknown> = new Map(
   Object.entries(SETTINGS).map(([name, setting]) => [name as SettingName, (setting as Setting<unknown>).fallback]),
 );
 
-export class ConfigurationError extends Error {}
+class ConfigurationError extends Error {}
 
 function parseSetting<N extends SettingName>(name: N, raw: string): ValueOf<N> {
   const setting = SETTINGS[name] as Setting<ValueOf<N>>;

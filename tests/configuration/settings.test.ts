@@ -5,6 +5,7 @@ import {
   configurationProblems,
   continuitySeconds,
   logLevel,
+  maxBatchCalls,
   maxBodyBytes,
   publicUrl,
   SETTING_DEFAULTS,
@@ -59,6 +60,8 @@ describe("the accessors", () => {
     expect(maxBodyBytes()).toBe(1_000_000);
     vi.stubEnv("WORK_GRAPH_MAX_BODY_BYTES", "");
     expect(maxBodyBytes()).toBe(1024 * 1024);
+    vi.stubEnv("WORK_GRAPH_MAX_BATCH", " 30 ");
+    expect(maxBatchCalls()).toBe(30);
     vi.stubEnv("WORK_GRAPH_STATEMENT_TIMEOUT_MS", "0");
     expect(statementTimeoutMs()).toBe(0);
     vi.stubEnv("WORK_GRAPH_CONTINUITY_SECONDS", "0.5");
