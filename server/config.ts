@@ -3,7 +3,7 @@ import { z } from "zod";
 /**
  * The server's settings: every environment variable it reads, with its type, range and
  * default, in one zod-validated schema (README "Configuration" lists the same variables;
- * tests/architecture/configuration.test.ts holds the two together, and only this module reads
+ * tests/configuration/settings.test.ts holds the two together, and only this module reads
  * process.env). `npm start` checks them all before anything starts (configurationProblems);
  * the accessors below read their variable on every call, so a change at run time (tests,
  * `vi.stubEnv`) is seen, but parse it again only when its text changed.
