@@ -4,13 +4,14 @@
  * The URL holds the generated password; treat it as a secret.
  */
 import path from "node:path";
+import { dataDir } from "../server/config";
 import { embeddedDatabaseUrl } from "../server/database/embedded";
 import { projectRoot } from "../server/database/migrate";
 
-const dataDir = path.resolve(projectRoot(), process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph");
-const url = embeddedDatabaseUrl(path.join(dataDir, "postgres"));
+const dataDirPath = path.resolve(projectRoot(), dataDir());
+const url = embeddedDatabaseUrl(path.join(dataDirPath, "postgres"));
 if (!url) {
-  console.error(`no embedded PostgreSQL in ${dataDir} yet: run \`npm start\` once first`);
+  console.error(`no embedded PostgreSQL in ${dataDirPath} yet: run \`npm start\` once first`);
   process.exit(1);
 }
 console.log(url);

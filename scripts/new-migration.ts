@@ -10,6 +10,7 @@
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { databaseUrl as configuredDatabaseUrl } from "../server/config";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../server/database/embedded";
 import { projectRoot, runPrismaCli } from "../server/database/migrate";
 
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
   await chmod(work, 0o755);
   let server: EmbeddedDatabase | undefined;
   try {
-    let databaseUrl = process.env.DATABASE_URL;
+    let databaseUrl = configuredDatabaseUrl();
     if (!databaseUrl) {
       console.error("DATABASE_URL is not set: starting a throw-away PostgreSQL for the shadow database…");
       server = await startEmbeddedPostgres({ dataDir: path.join(work, "pg"), durable: false });

@@ -1,7 +1,10 @@
 /**
  * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
  * when missing or stale, the HTTP server with the dashboard and /api/trpc, the expiry
- * sweep and the webhook dispatcher. `--api-only` serves /api without the dashboard (no build).
+ * sweep and the webhook dispatcher. `--api-only` serves /api/trpc, /api/metrics and
+ * /api/health without the dashboard (no build). First of all, every setting is checked
+ * (server/config.ts): a bad one stops the start with a message naming it. Every line it writes
+ * is a pino log line (server/log.ts).
  *
  * Lifecycle (docs/operations.md): the embedded PostgreSQL is supervised (restarted with backoff
  * if it dies); SIGINT/SIGTERM — or the death of the npm that launched us — drains in-flight
@@ -11,8 +14,9 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { publicUrl, sweepIntervalMs } from "../server/config";
+import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, embeddedDatabasePort, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
@@ -24,25 +28,15 @@ import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
-import { logger } from "../server/log";
+import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
 const apiOnly = process.argv.includes("--api-only");
-const port = Number(process.env.PORT ?? 3000);
-const host = process.env.HOST; // unset: every interface, IPv4 and IPv6
-const log = (message: string) => console.log(`[work-graph] ${message}`);
+const log = (message: string) => lifecycleLogger().info(message);
 // A parent that died takes the read end of our stdout with it: writing must not crash the
 // server before it has stopped its database (the parent watch below stops it cleanly).
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
-
-function positiveIntegerEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got ${JSON.stringify(raw)}`);
-  return value;
-}
 
 function describeSupervisorEvent(event: SupervisorEvent): string {
   switch (event.type) {
@@ -80,9 +74,15 @@ async function buildNext(): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const child = spawn(process.execPath, [path.join(root, "node_modules", "next", "dist", "bin", "next"), "build"], {
       cwd: root,
-      stdio: "inherit",
+      stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
     });
+    // Next's own output joins the server log as lines of its own, so stdout stays one JSON line per entry.
+    for (const stream of [child.stdout, child.stderr]) {
+      createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => {
+        if (line.trim()) lifecycleLogger().info({ source: "next build" }, line);
+      });
+    }
     child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`next build failed with exit code ${code}`))));
   });
 }
@@ -92,31 +92,34 @@ let embedded: EmbeddedDatabase | undefined;
 let dataDirLock: { release(): void } | undefined;
 
 async function main() {
-  checkAdminTokenSetting(process.env.WORK_GRAPH_ADMIN_TOKEN);
-  const graceMs = positiveIntegerEnv("WORK_GRAPH_SHUTDOWN_GRACE_MS", 10_000);
-  if (!process.env.DATABASE_URL) {
-    const dataDir = path.resolve(root, process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph");
-    mkdirSync(dataDir, { recursive: true, mode: 0o755 });
-    dataDirLock = lockDataDir(path.join(dataDir, "server.pid"));
-    const dbPort = positiveIntegerEnv("WORK_GRAPH_DB_PORT", 0) || undefined;
-    log(`starting embedded PostgreSQL (data in ${dataDir})`);
+  const port = configuredPort();
+  const host = configuredHost();
+  const adminToken = adminTokenSetting();
+  checkAdminTokenSetting(adminToken);
+  const graceMs = shutdownGraceMs();
+  if (!databaseUrl()) {
+    const dataDirPath = path.resolve(root, dataDir());
+    mkdirSync(dataDirPath, { recursive: true, mode: 0o755 });
+    dataDirLock = lockDataDir(path.join(dataDirPath, "server.pid"));
+    log(`starting embedded PostgreSQL (data in ${dataDirPath})`);
     embedded = await startEmbeddedPostgres({
-      dataDir: path.join(dataDir, "postgres"),
-      port: dbPort,
+      dataDir: path.join(dataDirPath, "postgres"),
+      port: embeddedDatabasePort(),
       // PostgreSQL's own output only shows when it fails; the cleanup and rotation notes always.
       log: (line) => {
         if (/rotated|orphaned|stale|previous run|leftovers/.test(line)) log(line);
       },
-      onSupervisorEvent: (event) => log(describeSupervisorEvent(event)),
+      onSupervisorEvent: (event) => lifecycleLogger().warn(describeSupervisorEvent(event)),
     });
+    // Next's route handlers in this process build their client from it (server/db.ts getDb).
     process.env.DATABASE_URL = embedded.url;
     log(`embedded PostgreSQL on 127.0.0.1:${embedded.port} (\`npm run db:url\` prints its URL for other instances)`);
   }
-  const databaseUrl = process.env.DATABASE_URL!;
-  if (await hasPendingMigrations(databaseUrl)) await migrateDeploy(databaseUrl);
+  const database = databaseUrl()!;
+  if (await hasPendingMigrations(database)) await migrateDeploy(database);
 
-  const db = createDb(databaseUrl, { poolSize: 4 });
-  const newAdminToken = await ensureAdminToken(db, process.env.WORK_GRAPH_ADMIN_TOKEN).catch(async (error: unknown) => {
+  const db = createDb(database, { poolSize: 4 });
+  const newAdminToken = await ensureAdminToken(db, adminToken).catch(async (error: unknown) => {
     await db.$disconnect();
     await embedded?.stop();
     throw error;
@@ -154,7 +157,7 @@ async function main() {
       }
     });
     handle(req, res).catch((error: unknown) => {
-      console.error("[work-graph] request failed:", error);
+      logger().error({ err: error }, "request failed");
       if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
       res.end(JSON.stringify({ reason: "INTERNAL", message: "internal error" }));
     });
@@ -180,7 +183,7 @@ async function main() {
   const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl() });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
-  log(apiOnly ? `API only   ${url}/api/trpc (no dashboard)` : `dashboard  ${url}`);
+  log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);
   if (!apiOnly) log(`tRPC API   ${url}/api/trpc`);
   if (newAdminToken) {
     log(`admin token (shown once, keep it): ${newAdminToken}`);
@@ -199,7 +202,7 @@ async function main() {
     parentWatch.stop();
     // Whatever hangs below (a database that does not answer), the process still ends.
     setTimeout(() => {
-      log("stop took too long; exiting");
+      lifecycleLogger().error("stop took too long; exiting");
       process.exit(1);
     }, graceMs + 30_000).unref();
     log(`${why}: stopping (in-flight requests: ${inFlight}; waiting up to ${graceMs} ms for them)`);
@@ -212,7 +215,7 @@ async function main() {
         setTimeout(resolve, graceMs).unref();
       });
     }
-    if (inFlight > 0) log(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
+    if (inFlight > 0) lifecycleLogger().warn(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
     server.closeAllConnections();
     await withTimeout(sweeper.stop(), 5_000);
     await withTimeout(webhooks.stop(), 5_000);
@@ -230,8 +233,14 @@ async function main() {
   const parentWatch = watchParents((pid) => void stop(`parent process ${pid} exited`));
 }
 
+const problems = configurationProblems();
+if (problems.length > 0) {
+  configurationErrorLogger().fatal({ problems }, `invalid configuration, not starting: ${problems.join("; ")}`);
+  process.exit(1);
+}
+
 main().catch(async (error) => {
-  console.error(`[work-graph] failed to start: ${error instanceof Error ? error.message : String(error)}`);
+  logger().fatal(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
   await embedded?.stop().catch(() => {});
   dataDirLock?.release();
   process.exit(1);

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { databaseConnectTimeoutMs, statementTimeoutMs } from "./http/limits";
+import { databaseConnectTimeoutMs, databasePoolSize, databaseUrl, statementTimeoutMs } from "./config";
 
 export type Db = PrismaClient;
 
@@ -58,9 +58,9 @@ const globalForDb = globalThis as unknown as { workGraphDb?: Db };
 /** The process-wide client, built once from DATABASE_URL (set by scripts/start.ts or the environment). */
 export function getDb(): Db {
   if (!globalForDb.workGraphDb) {
-    const url = process.env.DATABASE_URL;
+    const url = databaseUrl();
     if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm start`, which provides it");
-    globalForDb.workGraphDb = createDb(url, { poolSize: Number(process.env.WORK_GRAPH_DB_POOL_SIZE ?? 20), statementTimeoutMs: statementTimeoutMs() });
+    globalForDb.workGraphDb = createDb(url, { poolSize: databasePoolSize(), statementTimeoutMs: statementTimeoutMs() });
   }
   return globalForDb.workGraphDb;
 }

@@ -1,5 +1,6 @@
 import pino, { type Logger } from "pino";
 import pretty from "pino-pretty";
+import { logLevel } from "./config";
 
 /**
  * The server's structured log (pino): JSON lines, or human-readable when stdout is a terminal.
@@ -7,9 +8,9 @@ import pretty from "pino-pretty";
  * Nothing logs request headers or bodies; the redaction below is a second guard should a
  * token ever reach a log call.
  */
-function createLogger(): Logger {
+function createLogger(level: string): Logger {
   const options: pino.LoggerOptions = {
-    level: process.env.WORK_GRAPH_LOG_LEVEL || "info",
+    level,
     base: { service: "work-graph" },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: { paths: ["token", "*.token", "authorization", "*.authorization", "cookie", "*.cookie"], censor: "[redacted]" },
@@ -20,8 +21,23 @@ function createLogger(): Logger {
 
 // One logger per process, shared by Next's bundles and the code `npm start` runs outside Next.
 const globalKey = Symbol.for("work-graph.logger");
-const holder = globalThis as unknown as { [globalKey]?: Logger };
+const lifecycleKey = Symbol.for("work-graph.logger.lifecycle");
+const holder = globalThis as unknown as { [globalKey]?: Logger; [lifecycleKey]?: Logger };
 
 export function logger(): Logger {
-  return (holder[globalKey] ??= createLogger());
+  return (holder[globalKey] ??= createLogger(logLevel()));
+}
+
+/**
+ * The server's lifecycle lines (starting, the database's supervision, the admin token, stopping):
+ * written at info whatever WORK_GRAPH_LOG_LEVEL says, because an operator always needs them.
+ */
+export function lifecycleLogger(): Logger {
+  const base = logger();
+  return (holder[lifecycleKey] ??= base.isLevelEnabled("info") ? base : base.child({}, { level: "info" }));
+}
+
+/** For the message that the configuration is invalid, which must reach the log even when the log level is what is invalid. */
+export function configurationErrorLogger(): Logger {
+  return createLogger("info");
 }

@@ -1,7 +1,8 @@
 import client from "prom-client";
+import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { LEASE_OUTCOMES } from "./domain/contract";
+import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
 
 /**
@@ -11,8 +12,6 @@ import { summary, type Summary } from "./queries/dashboard";
  * database (dashboard.summary's two queries and one index probe), cached briefly, so a scrape
  * costs at most those three queries however often it comes.
  */
-
-const FENCE_KINDS = ["expired", "superseded", "revoked", "ended", "unknown"] as const;
 
 function createMetrics() {
   const registry = new client.Registry();
@@ -76,9 +75,14 @@ function createMetrics() {
     // Waiter gauges (long-polling claims and attention waits) and
     // work_graph_webhook_deliveries_total{status} are registered here when those features land.
   };
-  // Series exist at 0 from the start, so rate() and alerts see them before the first event.
-  for (const outcome of LEASE_OUTCOMES) created.leasesEnded.inc({ outcome }, 0);
-  for (const kind of FENCE_KINDS) created.fenced.inc({ kind }, 0);
+  // Every series of a known label value exists at 0 from the start, so rate(), dashboards and
+  // alerts see it before its first event. (http_requests' status codes are not a known list.)
+  for (const outcome of LEASE_OUTCOMES) {
+    created.leasesEnded.inc({ outcome }, 0);
+    created.leaseHeldSeconds.zero({ outcome });
+  }
+  for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
+  for (const stage of STAGES) created.items.set({ stage }, 0);
   return created;
 }
 
@@ -141,12 +145,6 @@ export function countHttpRequest(procedure: string, code: number): void {
   metrics().httpRequests.inc({ procedure, code: String(code) });
 }
 
-/** How long gauges may serve a cached read (WORK_GRAPH_METRICS_CACHE_MS, default 5000). */
-function gaugeCacheMs(): number {
-  const value = Number(process.env.WORK_GRAPH_METRICS_CACHE_MS ?? 5000);
-  return Number.isFinite(value) && value >= 0 ? value : 5000;
-}
-
 interface GaugeValues {
   summary: Summary;
   oldestOpenAttentionSeconds: number;
@@ -168,7 +166,7 @@ let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
 /** Reads the gauges' values; concurrent scrapes within the cache window share one read. */
 async function refreshGauges(db: Db): Promise<void> {
   const now = Date.now();
-  if (!gaugeRead || now - gaugeRead.at >= gaugeCacheMs()) {
+  if (!gaugeRead || now - gaugeRead.at >= metricsCacheMs()) {
     gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }

@@ -9,13 +9,14 @@ import { useTRPC } from "./trpc";
 import type { InboxEntry, Stage } from "./types";
 import { Age, ApiError, Empty, Loading, StageBadge, Time } from "./ui";
 import { useUrlState } from "./url-state";
+import { itemHref } from "@/server/domain/contract";
 
 const OTHER = "\u0000other";
 
 function ItemLink({ id, title }: { id: string; title: string }) {
   return (
     <>
-      <Link href={`/items/${encodeURIComponent(id)}`}>{title}</Link> <code className="id">{id}</code>
+      <Link href={itemHref(id)}>{title}</Link> <code className="id">{id}</code>
     </>
   );
 }
@@ -126,7 +127,7 @@ function OpenRequests() {
         <div className="flash" role="status" data-testid="just-resolved">
           {resolved.map((entry) => (
             <p key={entry.id}>
-              Resolved “<bdi>{entry.question}</bdi>”. Item <Link href={`/items/${encodeURIComponent(entry.workItemId)}`}>{entry.workItemId}</Link> is now{" "}
+              Resolved “<bdi>{entry.question}</bdi>”. Item <Link href={itemHref(entry.workItemId)}>{entry.workItemId}</Link> is now{" "}
               <StageBadge stage={entry.stage} />
             </p>
           ))}

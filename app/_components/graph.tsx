@@ -2,6 +2,7 @@
 
 import type { Neighbourhood, WorkItem } from "./types";
 import { humanize } from "./format";
+import { itemHref } from "@/server/domain/contract";
 
 /*
  * The item's neighbourhood as SVG: parent above, children below, blockers (its
@@ -73,7 +74,7 @@ function NodeBox({ node, index, center }: { node: Node; index: string; center?: 
   );
   if (center) return body;
   return (
-    <a href={`/items/${encodeURIComponent(node.id)}`} data-role={node.role}>
+    <a href={itemHref(node.id)} data-role={node.role}>
       {body}
     </a>
   );

@@ -9,10 +9,9 @@ import { RevokeLease } from "./revoke-lease";
 import { describeError, useTRPC } from "./trpc";
 import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
 import { Age, ApiError, Countdown, Empty, Loading, OutcomeBadge, Section, StageBadge, Time } from "./ui";
+import { itemHref } from "@/server/domain/contract";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
-
-const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
 
 function ItemRef({ item }: { item: { id: string; title: string; stage: string } }) {
   return (

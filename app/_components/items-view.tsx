@@ -8,6 +8,7 @@ import { useTRPC } from "./trpc";
 import { STAGES, type Stage, type WorkItem } from "./types";
 import { Age, ApiError, Empty, Loading, StageBadge } from "./ui";
 import { useUrlState } from "./url-state";
+import { itemHref } from "@/server/domain/contract";
 
 const PAGE_SIZE = 25;
 
@@ -84,7 +85,7 @@ export function CreateItemForm({ onCreated }: { onCreated?: (item: WorkItem) => 
       <ApiError error={create.error} />
       {created ? (
         <p className="success" role="status">
-          Created <Link href={`/items/${encodeURIComponent(created.id)}`}>{created.id}</Link> ({humanize(created.stage)}).
+          Created <Link href={itemHref(created.id)}>{created.id}</Link> ({humanize(created.stage)}).
         </p>
       ) : null}
       <div className="actions">
@@ -174,12 +175,12 @@ export function ItemsView({ initialStage, initialSearch }: { initialStage: strin
             {items.data.items.map((item) => (
               <tr key={item.id} data-item-id={item.id} className={item.stage === "needs_attention" ? "highlight-row" : undefined}>
                 <td data-label="Item">
-                  <span className="cell"><Link href={`/items/${encodeURIComponent(item.id)}`}>{item.title}</Link> <code className="id">{item.id}</code></span>
+                  <span className="cell"><Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code></span>
                 </td>
                 <td data-label="Stage"><StageBadge stage={item.stage} /></td>
                 <td data-label="Priority" className="num">{item.priority}</td>
                 <td data-label="Parent">
-                  {item.parentId ? <Link href={`/items/${encodeURIComponent(item.parentId)}`}>{item.parentId}</Link> : <span className="muted">—</span>}
+                  {item.parentId ? <Link href={itemHref(item.parentId)}>{item.parentId}</Link> : <span className="muted">—</span>}
                 </td>
                 <td data-label="Worker">{item.currentLease?.workerId ?? <span className="muted">—</span>}</td>
                 <td data-label="Created"><Age since={item.createdAt} /></td>

@@ -6,8 +6,7 @@ import { RevokeLease } from "./revoke-lease";
 import type { ActiveLease, EndedLease } from "./types";
 import { useServerNow } from "./clock";
 import { Age, Countdown, OutcomeBadge, Time } from "./ui";
-
-const itemHref = (id: string) => `/items/${encodeURIComponent(id)}`;
+import { itemHref } from "@/server/domain/contract";
 
 /** Seconds left, ticking in the browser (database clock, clock.ts); the server's figure until the clock is known. */
 export const secondsLeft = (lease: ActiveLease, now: number | null) => (now === null ? lease.secondsLeft : (Date.parse(lease.expiresAt) - now) / 1000);

@@ -10,6 +10,7 @@ import { useSummary } from "./shell";
 import { useTRPC } from "./trpc";
 import { STAGES } from "./types";
 import { Age, ApiError, Empty, Loading, Section, StageBadge } from "./ui";
+import { itemHref } from "@/server/domain/contract";
 
 function StageCounts() {
   const summary = useSummary();
@@ -60,7 +61,7 @@ function NeedsAttention() {
       <ul className="attention-items">
         {items.data.items.map((item) => (
           <li key={item.id} className="highlight-row">
-            <StageBadge stage={item.stage} /> <Link href={`/items/${encodeURIComponent(item.id)}`}>{item.title}</Link>{" "}
+            <StageBadge stage={item.stage} /> <Link href={itemHref(item.id)}>{item.title}</Link>{" "}
             <code className="id">{item.id}</code>
             {item.previousWorkerId ? <span className="muted"> · asked by {item.previousWorkerId}</span> : null}
           </li>
@@ -112,7 +113,7 @@ function ReadyQueue() {
               <tr key={item.id} data-item-id={item.id}>
                 <td data-label="#">{index + 1}</td>
                 <td data-label="Item">
-                  <span className="cell"><Link href={`/items/${encodeURIComponent(item.id)}`}>{item.title}</Link> <code className="id">{item.id}</code></span>
+                  <span className="cell"><Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code></span>
                 </td>
                 <td data-label="Priority" className="num">{item.priority}</td>
                 <td data-label="Age"><Age since={item.createdAt} suffix="" /></td>

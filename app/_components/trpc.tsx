@@ -5,7 +5,8 @@ import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCC
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
 import type { AppRouter } from "@/server/trpc/root";
-import { CSRF_HEADER, POLL_MS } from "./constants";
+import { CSRF_HEADER } from "@/server/domain/contract";
+import { POLL_MS } from "./constants";
 import { useLiveUpdates } from "./live-updates";
 
 export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();

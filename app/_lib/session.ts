@@ -1,11 +1,12 @@
 import { cookies } from "next/headers";
 import { sessionCaller as callerOfSession } from "@/server/auth/sessions";
 import { getDb } from "@/server/db";
+import { ROLES } from "@/server/domain/contract";
 import type { Caller } from "@/server/domain/types";
 import { SESSION_COOKIE } from "@/server/trpc/init";
 
 /** Roles that may use the dashboard: humans. Agent tokens are refused at login and here. */
-export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(["operator", "admin"]);
+export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(ROLES.filter((role) => role !== "agent"));
 
 /** The operator or admin behind the request's session cookie, or null (no cookie, unknown or expired session, revoked token, or an agent token). */
 export async function sessionCaller(): Promise<Caller | null> {

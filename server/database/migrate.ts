@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { databaseConnectTimeoutMs } from "../http/limits";
+import { databaseConnectTimeoutMs } from "../config";
 
 export interface PrismaCliResult {
   exitCode: number;

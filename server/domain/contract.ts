@@ -1,6 +1,7 @@
 /*
  * The names docs/api.md defines once for every side: the stages of a work item, the outcomes
- * a lease ends with, and the error reasons. The server (schemas, errors, SQL), the dashboard,
+ * a lease ends with, the error reasons, attention kinds, roles, LEASE_NOT_CURRENT's kinds, the
+ * dashboard's CSRF header and the path of an item's page. The server (schemas, errors, SQL), the dashboard,
  * the CLI and MCP server use these lists, and the agent SDK re-exports them. A plain constant
  * module: it imports nothing, so the SDK bundle and browser code can take it without any server
  * runtime. tests/docs/api-contract.test.ts checks the stages and reasons against docs/api.md.
@@ -32,3 +33,23 @@ export const REASONS = [
   "TOO_LARGE", "UNAVAILABLE", "INTERNAL",
 ] as const;
 export type Reason = (typeof REASONS)[number];
+
+/** What an attention request asks a person for (docs/api.md "AttentionRequest"). */
+export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
+export type AttentionKind = (typeof ATTENTION_KINDS)[number];
+
+/** A token's role (docs/api.md, the "role" column of "Procedures"; admin may do everything). */
+export const ROLES = ["agent", "operator", "admin"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** `error.data.detail.kind` of LEASE_NOT_CURRENT: why a presented lease is not the item's live one. */
+export const LEASE_NOT_CURRENT_KINDS = ["expired", "superseded", "revoked", "ended", "unknown"] as const;
+export type LeaseNotCurrentKind = (typeof LEASE_NOT_CURRENT_KINDS)[number];
+
+/** Header a cookie-authenticated (dashboard) mutation must carry with the value "1"; a cross-site page cannot add it. */
+export const CSRF_HEADER = "x-work-graph-csrf";
+
+/** The dashboard page of a work item, relative to the dashboard's root (webhook bodies prefix WORK_GRAPH_PUBLIC_URL). */
+export function itemHref(workItemId: string): string {
+  return `/items/${encodeURIComponent(workItemId)}`;
+}

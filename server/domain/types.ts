@@ -1,9 +1,6 @@
-import type { LeaseOutcome, Stage } from "./contract";
+import type { AttentionKind, LeaseOutcome, Role, Stage } from "./contract";
 
-export { LEASE_OUTCOMES, STAGES, type LeaseOutcome, type Stage } from "./contract";
-export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
-export type AttentionKind = (typeof ATTENTION_KINDS)[number];
-export type Role = "agent" | "operator" | "admin";
+export { LEASE_OUTCOMES, STAGES, type AttentionKind, type LeaseOutcome, type Role, type Stage } from "./contract";
 
 export interface Lease {
   id: string;

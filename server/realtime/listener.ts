@@ -1,5 +1,5 @@
 import pg from "pg";
-import { databaseConnectTimeoutMs } from "../http/limits";
+import { databaseConnectTimeoutMs } from "../config";
 
 /** Channel the events trigger notifies on commit (migration 20261203130000_event_notifications); the payload is the event type. */
 export const EVENTS_CHANNEL = "work_graph_events";

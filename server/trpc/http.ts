@@ -4,10 +4,10 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { Db } from "../db";
 import { readBoundedBody } from "../http/body";
 import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
-import { maxBatchCalls, maxBodyBytes } from "../http/limits";
+import { maxBatchCalls, maxBodyBytes } from "../config";
 import { newRequestId, tagRequestId } from "../http/request-id";
-import { observeTrpcRequest } from "../http/observe";
 import { createContext, type Context, type RequestHeaders } from "./init";
+import { observeTrpcRequest } from "./observe";
 import { appRouter } from "./root";
 import { asUnavailable } from "./unavailable";
 

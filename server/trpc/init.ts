@@ -5,14 +5,13 @@ import { authenticate } from "../auth/tokens";
 import type { Db } from "../db";
 import { noteDatabaseUp } from "../database/availability";
 import { sqlState } from "../database/transaction";
+import { CSRF_HEADER } from "../domain/contract";
 import type { Caller, Role } from "../domain/types";
 import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
 import { requestIdOf } from "../http/request-id";
 import { asUnavailable } from "./unavailable";
 
 export const SESSION_COOKIE = "wg_session";
-/** Header the dashboard sends with every call; a cross-site form or fetch cannot set it without CORS. */
-export const CSRF_HEADER = "x-work-graph-csrf";
 
 export interface Context {
   db: Db;

@@ -1,8 +1,11 @@
 import { createCallerFactory, router } from "./init";
 import { attentionRouter } from "./routers/attention";
+import { dashboardRouter } from "./routers/dashboard";
+import { eventsRouter } from "./routers/events";
 import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
-import { dashboardRouter, eventsRouter, notesRouter, tokensRouter } from "./routers/misc";
+import { notesRouter } from "./routers/notes";
+import { tokensRouter } from "./routers/tokens";
 import { webhooksRouter } from "./routers/webhooks";
 import { workItemsRouter } from "./routers/work-items";
 import { workersRouter } from "./routers/workers";

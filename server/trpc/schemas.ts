@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ATTENTION_KINDS, STAGES } from "../domain/types";
+import { ATTENTION_KINDS, STAGES } from "../domain/contract";
 import { WORK_ITEM_ID } from "../domain/ids";
 
 // PostgreSQL text cannot hold NUL, and an unpaired UTF-16 surrogate is not Unicode text.

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import type { WorkGraphEvent } from "../domain/types";
+import { itemHref } from "../domain/contract";
 
 export type WebhookFormat = "json" | "slack";
 
@@ -29,7 +30,7 @@ export interface DeliveryContent {
 }
 
 export function itemUrl(publicUrl: string, workItemId: string): string {
-  return `${publicUrl.replace(/\/+$/, "")}/items/${encodeURIComponent(workItemId)}`;
+  return `${publicUrl.replace(/\/+$/, "")}${itemHref(workItemId)}`;
 }
 
 /** Body of the `json` format: the Event plus `workItem` and the item's dashboard `url`. */

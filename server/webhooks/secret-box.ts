@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { dataDir, secretKeySetting } from "../config";
 import { projectRoot } from "../database/migrate";
 
 /**
@@ -16,7 +17,7 @@ const FORMAT = "v1";
 let cachedKey: Buffer | undefined;
 
 export function keyFilePath(): string {
-  return path.join(path.resolve(projectRoot(), process.env.WORK_GRAPH_DATA_DIR ?? ".work-graph"), "secret.key");
+  return path.join(path.resolve(projectRoot(), dataDir()), "secret.key");
 }
 
 function parseKey(text: string, source: string): Buffer {
@@ -27,7 +28,7 @@ function parseKey(text: string, source: string): Buffer {
 }
 
 function loadKey(): Buffer {
-  const fromEnv = process.env.WORK_GRAPH_SECRET_KEY;
+  const fromEnv = secretKeySetting();
   if (fromEnv) return parseKey(fromEnv, "WORK_GRAPH_SECRET_KEY");
   const file = keyFilePath();
   if (!existsSync(file)) {

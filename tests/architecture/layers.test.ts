@@ -1,38 +1,74 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { importsOf, sourceFiles } from "./support";
+import { afterAll, describe, expect, it } from "vitest";
+import { cruiseWithRules, violationsOf } from "./support";
 
 /*
- * Layering (issue 11 item 7): reads (server/queries) never reach into writes
- * (server/operations), and each tRPC router stands alone: only server/trpc/root.ts puts them
- * together. Static checks over the import lines.
+ * Layering (issue 11 item 7, issue 23 item 6), by dependency-cruiser with the rules of
+ * .dependency-cruiser.mjs: no import cycle; reads (server/queries) never reach into writes
+ * (server/operations); each tRPC router stands alone (only server/trpc/root.ts puts them
+ * together); server/domain/contract.ts imports nothing; the agent package and the dashboard's
+ * browser code use no server code at run time but that list module.
  */
 
-/** Every import of a source file under `dir` whose target `forbidden` matches, as "file imports specifier". */
-async function importsUnder(dir: string, forbidden: (target: string) => boolean): Promise<{ files: number; offending: string[] }> {
-  const files = await sourceFiles(dir);
-  const offending: string[] = [];
-  for (const file of files) {
-    for (const line of await importsOf(file)) {
-      if (line.target && forbidden(line.target)) offending.push(`${file} imports ${line.specifier}`);
-    }
-  }
-  return { files: files.length, offending };
-}
+const RULES = [
+  "no-circular",
+  "queries-never-import-operations",
+  "routers-stand-alone",
+  "contract-imports-nothing",
+  "agent-package-no-server-runtime",
+  "browser-code-no-server-runtime",
+];
 
 describe("import layering", () => {
-  it("server/queries imports nothing from server/operations", async () => {
-    const { files, offending } = await importsUnder("server/queries", (target) => target.startsWith(`server${path.sep}operations`));
-    expect(files).toBeGreaterThan(5);
-    expect(offending).toEqual([]);
+  it("the code base breaks none of the rules", async () => {
+    const result = await cruiseWithRules();
+    const modules = result.modules.map((module) => module.source);
+    // Every layer the rules speak of was read (a wrong path would make a rule vacuous).
+    for (const [layer, atLeast] of [["server/queries/", 5], ["server/operations/", 5], ["server/trpc/routers/", 4], ["packages/agent/src/", 5], ["app/", 20]] as const) {
+      expect(modules.filter((source) => source.startsWith(layer)).length, layer).toBeGreaterThanOrEqual(atLeast);
+    }
+    expect(modules).toContain("server/domain/contract.ts");
+    expect(result.summary.error, violationsOf(result).join("\n")).toBe(0);
+    expect(violationsOf(result)).toEqual([]);
+    expect(result.summary.ruleSetUsed?.forbidden?.map((rule) => rule.name).sort()).toEqual([...RULES].sort());
   });
 
-  it("no router imports another router", async () => {
-    const { files, offending } = await importsUnder(
-      "server/trpc/routers",
-      (target) => target.startsWith(`server${path.sep}trpc${path.sep}routers${path.sep}`) || target === path.join("server", "trpc", "root"),
-    );
-    expect(files).toBeGreaterThan(3);
-    expect(offending).toEqual([]);
+  describe("each rule fails on a violation", () => {
+    const fixture = mkdtempSync(path.join(os.tmpdir(), "wg-layers-"));
+    afterAll(() => rmSync(fixture, { recursive: true, force: true }));
+    const write = (file: string, text: string) => {
+      mkdirSync(path.dirname(path.join(fixture, file)), { recursive: true });
+      writeFileSync(path.join(fixture, file), text);
+    };
+
+    it("finds a cycle, a query importing an operation, routers importing each other or the root, an importing contract module and server code at run time in the SDK or browser code", async () => {
+      write("server/db.ts", "export const db = 1;\n");
+      write("server/a.ts", 'import { b } from "./b";\nexport const a = b;\n');
+      write("server/b.ts", 'import type { a } from "./a";\nexport const b = 1 as typeof a;\n');
+      write("server/operations/claim.ts", "export const claim = 1;\n");
+      write("server/queries/items.ts", 'import { claim } from "../operations/claim";\nexport const items = claim;\n');
+      write("server/trpc/root.ts", 'export const root = 1;\n');
+      write("server/trpc/routers/notes.ts", 'import { root } from "../root";\nexport const notes = root;\n');
+      write("server/trpc/routers/events.ts", 'import { notes } from "./notes";\nexport const events = notes;\n');
+      write("server/domain/contract.ts", 'import { db } from "../db";\nexport const STAGES = [db];\n');
+      write("packages/agent/src/sdk/client.ts", 'import { db } from "../../../../server/db";\nimport type { root } from "../../../../server/trpc/root";\nexport const client: typeof root = db;\n');
+      // A name the rule's list of "use client" files holds (read from the real app/).
+      write("app/_components/shell.tsx", '"use client";\nimport { db } from "../../server/db";\nimport { STAGES } from "../../server/domain/contract";\nexport const shell = [db, STAGES];\n');
+      const found = violationsOf(await cruiseWithRules(["server", "packages", "app"], fixture));
+      // Type-only imports from the SDK (the router's types) and the contract list from browser code pass.
+      expect(found.sort()).toEqual(
+        [
+          "agent-package-no-server-runtime: packages/agent/src/sdk/client.ts → server/db.ts",
+          "browser-code-no-server-runtime: app/_components/shell.tsx → server/db.ts",
+          "contract-imports-nothing: server/domain/contract.ts → server/db.ts",
+          "no-circular: server/a.ts → server/b.ts (cycle server/b.ts → server/a.ts)",
+          "queries-never-import-operations: server/queries/items.ts → server/operations/claim.ts",
+          "routers-stand-alone: server/trpc/routers/events.ts → server/trpc/routers/notes.ts",
+          "routers-stand-alone: server/trpc/routers/notes.ts → server/trpc/root.ts",
+        ].sort(),
+      );
+    });
   });
 });

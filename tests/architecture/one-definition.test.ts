@@ -1,16 +1,20 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { LEASE_OUTCOMES, REASONS, STAGES } from "../../server/domain/contract";
-import { importsOf, repo, sourceFiles } from "./support";
+import { ATTENTION_KINDS, CSRF_HEADER, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, REASONS, ROLES, STAGES } from "../../server/domain/contract";
+import { repo, sourceFiles } from "./support";
 
 /*
- * One rule, one place (issue 11 item 7): the stage and error reason lists exist once, in
+ * One rule, one place (issue 11 item 7, issue 23 item 6): the names docs/api.md defines (stages,
+ * lease outcomes, error reasons, attention kinds, roles, LEASE_NOT_CURRENT's kinds), the
+ * dashboard's CSRF header and the path of an item's page exist once, in
  * server/domain/contract.ts, a plain constant module that server, dashboard, CLI, MCP server and
- * SDK all import (the SDK re-exports it). Static checks over the source.
+ * SDK all import (the SDK re-exports it). That it imports nothing and is the only server code
+ * the SDK and browser code load at run time: tests/architecture/layers.test.ts. Static checks
+ * over the source.
  */
 
-const CONTRACT = path.join("server", "domain", "contract");
+const CONTRACT = path.join("server", "domain", "contract.ts");
 const SCANNED = ["server", "app", "packages/agent/src"];
 
 /** Array literals (`[…]`, `new Set([…])`, `z.enum([…])`) made only of string literals, with at least two. */
@@ -24,53 +28,62 @@ function stringListLiterals(text: string): string[][] {
   return lists;
 }
 
-describe("the stage, lease outcome and error reason lists are defined once", () => {
-  it("no list of stage, outcome or reason names appears outside server/domain/contract.ts", async () => {
-    const stages = new Set<string>(STAGES);
-    const reasons = new Set<string>(REASONS);
-    const outcomes = new Set<string>(LEASE_OUTCOMES);
-    const offending: string[] = [];
-    for (const dir of SCANNED) {
-      for (const file of await sourceFiles(dir)) {
-        if (file.replace(/\.ts$/, "") === CONTRACT) continue;
-        const text = await readFile(path.join(repo, file), "utf8");
-        for (const list of stringListLiterals(text)) {
-          if ([stages, reasons, outcomes].some((names) => list.every((name) => names.has(name)))) offending.push(`${file}: [${list.join(", ")}]`);
-        }
-      }
-    }
+const LISTS: [name: string, names: ReadonlySet<string>][] = [
+  ["stages", new Set(STAGES)],
+  ["reasons", new Set(REASONS)],
+  ["lease outcomes", new Set(LEASE_OUTCOMES)],
+  ["attention kinds", new Set(ATTENTION_KINDS)],
+  ["roles", new Set(ROLES)],
+  ["LEASE_NOT_CURRENT kinds", new Set(LEASE_NOT_CURRENT_KINDS)],
+];
+
+/** The lists in `text` made only of names of one of LISTS: a second copy of (part of) a contract list. */
+function copiedLists(text: string): string[] {
+  const copies: string[] = [];
+  for (const list of stringListLiterals(text)) {
+    const copied = LISTS.find(([, names]) => list.every((name) => names.has(name)));
+    if (copied) copies.push(`${copied[0]}: [${list.join(", ")}]`);
+  }
+  return copies;
+}
+
+/** Every source file of SCANNED but the contract module, with its text. */
+async function scannedSources(): Promise<[file: string, text: string][]> {
+  const files = (await Promise.all(SCANNED.map((dir) => sourceFiles(dir)))).flat().filter((file) => file !== CONTRACT);
+  return Promise.all(files.map(async (file) => [file, await readFile(path.join(repo, file), "utf8")] as [string, string]));
+}
+
+describe("the contract's lists, header and item path are defined once", () => {
+  it("no list of stage, outcome, reason, attention kind, role or LEASE_NOT_CURRENT kind names appears outside server/domain/contract.ts", async () => {
+    const offending = (await scannedSources()).flatMap(([file, text]) => copiedLists(text).map((copy) => `${file}: ${copy}`));
     expect(offending).toEqual([]);
   });
 
-  it("the list module is plain constants: it imports nothing", async () => {
-    expect(await importsOf(`${CONTRACT}.ts`)).toEqual([]);
+  it("the check finds a second copy of each list (it can fail)", () => {
+    expect(copiedLists('const kinds = ["decision", "authority", "access", "review", "help", "scope"] as const;')).toEqual([
+      "attention kinds: [decision, authority, access, review, help, scope]",
+    ]);
+    expect(copiedLists('role: z.enum(["agent", "operator", "admin"])')).toEqual(["roles: [agent, operator, admin]"]);
+    expect(copiedLists("new Set(['operator', 'admin'])")).toEqual(["roles: [operator, admin]"]);
+    expect(copiedLists('const FENCE = ["expired", "superseded", "revoked", "ended", "unknown"];')).toHaveLength(1);
+    expect(copiedLists('["released", "cancelled"]')).toHaveLength(1);
+    expect(copiedLists('["json", "slack"]')).toEqual([]);
   });
 
-  it("the SDK, CLI and MCP server use no server code at run time but the list module (router types only)", async () => {
+  it("the CSRF header's name and the item page's path are written only there", async () => {
     const offending: string[] = [];
-    for (const file of await sourceFiles("packages/agent/src")) {
-      for (const line of await importsOf(file)) {
-        if (!line.target || line.target.startsWith(path.join("packages", "agent"))) continue;
-        if (line.target === CONTRACT || line.typeOnly) continue;
-        offending.push(`${file} imports ${line.specifier} at run time`);
-      }
+    for (const [file, text] of await scannedSources()) {
+      if (text.toLowerCase().includes(CSRF_HEADER)) offending.push(`${file}: ${CSRF_HEADER}`);
+      if (/["'`]\/items\//.test(text)) offending.push(`${file}: an item's path (use itemHref)`);
     }
     expect(offending).toEqual([]);
+    const contract = await readFile(path.join(repo, CONTRACT), "utf8");
+    expect(contract).toContain(`"${CSRF_HEADER}"`);
+    expect(contract).toMatch(/`\/items\//);
   });
+});
 
-  it("the dashboard's browser code imports server code only as types, besides the list module", async () => {
-    const offending: string[] = [];
-    for (const file of await sourceFiles("app")) {
-      if (!(await readFile(path.join(repo, file), "utf8")).startsWith('"use client"')) continue;
-      for (const line of await importsOf(file)) {
-        if (!line.target?.startsWith(`server${path.sep}`)) continue;
-        if (line.target === CONTRACT || line.typeOnly) continue;
-        offending.push(`${file} imports ${line.specifier} at run time`);
-      }
-    }
-    expect(offending).toEqual([]);
-  });
-
+describe("the dashboard's explanations come from the server", () => {
   it("the work-item page explains a stage from the server's waitingOn, not from readiness counters", async () => {
     const text = await readFile(path.join(repo, "app/_components/item-view.tsx"), "utf8");
     const start = text.indexOf("function waitingOnLines(");

@@ -1,5 +1,8 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
+import { cruise, type ICruiseResult } from "dependency-cruiser";
+import extractDepcruiseOptions from "dependency-cruiser/config-utl/extract-depcruise-options";
+import extractTSConfig from "dependency-cruiser/config-utl/extract-ts-config";
 
 export const repo = path.resolve(import.meta.dirname, "../..");
 
@@ -13,29 +16,33 @@ export async function sourceFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-export interface ImportLine {
-  /** The module specifier as written. */
-  specifier: string;
-  /** The file it names (without extension), relative to the repository; null for packages. */
-  target: string | null;
-  /** `import type …` / `export type … from`: erased at run time. */
-  typeOnly: boolean;
+/** What the layering check reads: the server, the dashboard, the agent package and the scripts. */
+export const CRUISED = ["server", "app", "packages/agent/src", "scripts", "proxy.ts"];
+
+/**
+ * dependency-cruiser over `paths` (relative to `baseDir`) with the rules of .dependency-cruiser.mjs;
+ * `baseDir` other than the repository: without the repository's tsconfig (its `@/` alias).
+ */
+export async function cruiseWithRules(paths: string[] = CRUISED, baseDir = repo): Promise<ICruiseResult> {
+  const options = await extractDepcruiseOptions(path.join(repo, ".dependency-cruiser.mjs"));
+  const inRepo = baseDir === repo;
+  const tsConfig = inRepo ? extractTSConfig(path.join(repo, "tsconfig.json")) : undefined;
+  const previous = process.cwd();
+  // dependency-cruiser resolves the paths it is given against the working directory.
+  process.chdir(baseDir);
+  try {
+    const { output } = await cruise(
+      paths,
+      { ...options, baseDir, validate: true, ...(inRepo ? {} : { tsConfig: undefined }) },
+      {},
+      { tsConfig },
+    );
+    return output as ICruiseResult;
+  } finally {
+    process.chdir(previous);
+  }
 }
 
-/** The import and re-export statements of a file (static, `from "…"`), with their targets resolved. */
-export async function importsOf(file: string): Promise<ImportLine[]> {
-  const text = await readFile(path.join(repo, file), "utf8");
-  const lines: ImportLine[] = [];
-  for (const match of text.matchAll(/^\s*(import|export)\s+(type\s+)?([^;]*?)\s*from\s*["']([^"']+)["']/gm)) {
-    const specifier = match[4]!;
-    const local = specifier.startsWith(".") ? path.join(path.dirname(file), specifier) : specifier.startsWith("@/") ? specifier.slice(2) : null;
-    lines.push({ specifier, target: local && path.normalize(local).replace(/\.(tsx?|js)$/, ""), typeOnly: Boolean(match[2]) });
-  }
-  for (const match of text.matchAll(/^\s*import\s+["']([^"']+)["']/gm)) lines.push({ specifier: match[1]!, target: null, typeOnly: false });
-  for (const match of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
-    const specifier = match[1]!;
-    const local = specifier.startsWith(".") ? path.join(path.dirname(file), specifier) : null;
-    lines.push({ specifier, target: local && path.normalize(local).replace(/\.(tsx?|js)$/, ""), typeOnly: false });
-  }
-  return lines;
-}
+/** Each rule broken, as "rule: from → to". */
+export const violationsOf = (result: ICruiseResult) =>
+  result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}${violation.cycle ? ` (cycle ${violation.cycle.map((step) => step.name).join(" → ")})` : ""}`);

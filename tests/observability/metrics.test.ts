@@ -1,4 +1,5 @@
 import { revokeToken } from "../../server/auth/tokens";
+import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "../../server/domain/contract";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,6 +56,20 @@ const REQUIRED: [string, MetricFamily["type"]][] = [
 ];
 
 describe("GET /api/metrics", () => {
+  // First in the file: the scrape of a server that has granted and ended no lease yet.
+  it("has every labelled series from the start, at zero, for each known label value", async () => {
+    const { text } = await scrapeAsOperator();
+    const value = (series: string) => new RegExp(`^${series.replace(/[{}+]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1];
+    for (const outcome of LEASE_OUTCOMES) {
+      expect(value(`work_graph_leases_ended_total{outcome="${outcome}"}`), outcome).toBe("0");
+      expect(value(`work_graph_lease_held_seconds_count{outcome="${outcome}"}`), outcome).toBe("0");
+      expect(value(`work_graph_lease_held_seconds_sum{outcome="${outcome}"}`), outcome).toBe("0");
+      expect(value(`work_graph_lease_held_seconds_bucket{le="+Inf",outcome="${outcome}"}`), outcome).toBe("0");
+    }
+    for (const kind of LEASE_NOT_CURRENT_KINDS) expect(value(`work_graph_fenced_total{kind="${kind}"}`), kind).toBe("0");
+    for (const stage of STAGES) expect(value(`work_graph_items{stage="${stage}"}`), stage).toBe("0");
+  });
+
   it("answers an operator and an admin with every required metric, typed, in the Prometheus text format", async () => {
     const admin = await callerAs(database.db, "admin");
     for (const token of [operatorToken, admin.token]) {

@@ -41,7 +41,7 @@ describe("database death and recovery via DATABASE_URL", () => {
     } finally {
       await stopServer(server);
     }
-    expect(server.output()).toMatch(/\[work-graph\] stopped/);
+    expect(server.output()).toMatch(/"msg":"stopped"/);
   });
 });
 

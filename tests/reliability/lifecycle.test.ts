@@ -126,7 +126,7 @@ describe("server lifecycle with the embedded database", () => {
     expect(answer.body.result.data).toMatchObject({ id, priority: 7 });
     const { code } = await server.exited;
     expect(code).toBe(0);
-    expect(server.output()).toMatch(/\[work-graph\] stopped/);
+    expect(server.output()).toMatch(/"msg":"stopped"/);
     expect(postgresProcessesIn(cluster)).toEqual([]);
   });
 
@@ -140,7 +140,7 @@ describe("server lifecycle with the embedded database", () => {
     const { code } = await server.exited;
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(server.output()).toMatch(/\[work-graph\] stopped/);
+    expect(server.output()).toMatch(/"msg":"stopped"/);
     await sleep(500); // a restart the supervisor had in flight must not survive the stop
     expect(postgresProcessesIn(cluster)).toEqual([]);
     expect(readFileSync(path.join(data.dir, "postgres.password"), "utf8").trim()).not.toBe("");
@@ -165,7 +165,7 @@ describe("SIGTERM to the npm pid", () => {
         }
       }, 60_000, 200);
       await until("no PostgreSQL left on the data directory", async () => postgresProcessesIn(path.join(data.dir, "postgres")).length === 0, 30_000);
-      await until("the server to log it stopped", async () => /\[work-graph\] stopped/.test(server.output()), 30_000);
+      await until("the server to log it stopped", async () => /"msg":"stopped"/.test(server.output()), 30_000);
     } finally {
       await stopServer(server, "SIGKILL");
     }

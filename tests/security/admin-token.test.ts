@@ -72,7 +72,7 @@ describe("WORK_GRAPH_ADMIN_TOKEN", () => {
         );
       });
       expect(result.code).toBe(1);
-      expect(result.output).toContain("[work-graph] failed to start: WORK_GRAPH_ADMIN_TOKEN is 5 characters long; it must have at least 32");
+      expect(result.output).toContain("\"msg\":\"failed to start: WORK_GRAPH_ADMIN_TOKEN is 5 characters long; it must have at least 32");
       expect(result.output).not.toContain("starting embedded PostgreSQL");
       expect(result.output).not.toMatch(/\bat .+\.ts:\d+/);
     } finally {

@@ -5,7 +5,8 @@ import { noteDatabaseUp } from "@/server/database/availability";
 import { getDb } from "@/server/db";
 import { readBoundedBody } from "@/server/http/body";
 import { failureResponse } from "@/server/http/unavailable";
-import { cookieValue, CSRF_HEADER, SESSION_COOKIE } from "@/server/trpc/init";
+import { CSRF_HEADER } from "@/server/domain/contract";
+import { cookieValue, SESSION_COOKIE } from "@/server/trpc/init";
 import { DASHBOARD_ROLES } from "@/app/_lib/session";
 
 export const dynamic = "force-dynamic";

@@ -3,11 +3,11 @@ import { requestAttention, resolveAttention } from "../../operations/attention";
 import { getAttention, listAttention, waitForAttention } from "../../queries/attention";
 import { assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { idempotencyKey, leaseRef, limit, safeString, text, uuid, workItemRef, withKey } from "../schemas";
+import { attentionKind, idempotencyKey, leaseRef, limit, safeString, text, uuid, workItemRef, withKey } from "../schemas";
 
 const attentionRequestInput = z.object({
   ...leaseRef,
-  kind: z.enum(["decision", "authority", "access", "review", "help", "scope"]),
+  kind: attentionKind,
   question: text("question", 20_000),
   context: safeString().max(100_000).nullish(),
   options: z.array(safeString().min(1).max(2_000)).max(50).optional(),

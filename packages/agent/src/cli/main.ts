@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { apiUrl, createWorkGraphClient, type AttentionRequest, type Lease, type WorkGraphClient, type WorkItem } from "../sdk/client";
 import { retryIdempotent, toWorkGraphError, WorkGraphError } from "../sdk/errors";
+import { ROLES, type Role } from "../../../../server/domain/contract";
 import { EXIT, exitCodeFor } from "./exit-codes";
 import { defaultStatePath, LeaseState } from "./state";
 import { COMMAND_HELP, helpText, PRIME } from "./text";
@@ -549,9 +550,9 @@ const commands: Record<string, Command> = {
   async "tokens create"(context) {
     noExtraArgs(context, 0, "tokens create");
     const role = required(context, "role", "tokens create");
-    if (!["agent", "operator", "admin"].includes(role)) throw new UsageError("--role must be agent, operator or admin", "tokens create");
+    if (!(ROLES as readonly string[]).includes(role)) throw new UsageError("--role must be agent, operator or admin", "tokens create");
     const result = await context.client().tokens.create.mutate({
-      role: role as "agent" | "operator" | "admin",
+      role: role as Role,
       workerId: context.values["worker-id"],
       label: context.values.label,
     });

@@ -10,6 +10,7 @@ import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/
 import { retryIdempotent, toWorkGraphError, type ErrorReason } from "../sdk/errors";
 import { workflow } from "../workflow";
 import { SessionLeases } from "./leases";
+import { ATTENTION_KINDS } from "../../../../server/domain/contract";
 
 /** Lease length when `claim` names none: short enough that a crashed session frees its items soon, renewed while it runs. */
 export const DEFAULT_LEASE_SECONDS = 300;
@@ -18,7 +19,6 @@ const MAX_ASK_WAIT_SECONDS = 3600;
 /** How often a long wait tells the client it is still busy (clients that honour progress reset their timeout). */
 const PROGRESS_EVERY_MS = 10_000;
 
-const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
 const itemId = z.string().min(1).max(100).describe("work item id");
 
 interface Progress {

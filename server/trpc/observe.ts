@@ -1,11 +1,10 @@
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import type { Caller } from "../domain/types";
-import type { ApiResponse } from "../trpc/http";
 import { logger } from "../log";
 import { countHttpRequest } from "../metrics";
-import { reasonOf } from "../trpc/init";
-import { appRouter } from "../trpc/root";
+import { reasonOf } from "./init";
+import { appRouter } from "./root";
 
 const ENDPOINT = "/api/trpc/";
 const knownProcedures = new Set(Object.keys(appRouter._def.procedures));
@@ -38,7 +37,7 @@ export function observeTrpcRequest(request: { url: string }, requestId: string) 
       failures.set(path && knownProcedures.has(path) ? path : "unknown", { status: getHTTPStatusCodeFromError(error), reason: reasonOf(error).reason });
       if (error.code === "INTERNAL_SERVER_ERROR") logger().error({ requestId, procedure: path, err: error.cause ?? error }, "internal error");
     },
-    finish(response: ApiResponse): ApiResponse {
+    finish<R extends { status: number; headers: Record<string, string> }>(response: R): R {
       for (const procedure of procedures) countHttpRequest(procedure, failures.get(procedure)?.status ?? (response.status >= 400 ? response.status : 200));
       const reasons = [...new Set([...failures.values()].map((failure) => failure.reason))];
       const line = {

@@ -1,0 +1,25 @@
+import { z } from "zod";
+import { activity } from "../../queries/activity";
+import { summary } from "../../queries/dashboard";
+import { attentionInbox, itemNeighbourhood } from "../../queries/dashboard-views";
+import { endedLastHour } from "../../queries/workers";
+import { authedProcedure, router } from "../init";
+import { limit, workItemRef } from "../schemas";
+
+export const dashboardRouter = router({
+  summary: authedProcedure.query(({ ctx }) => summary(ctx.db)),
+  /** Dashboard addition (read-only): leases ended in the last hour per outcome. */
+  endedLastHour: authedProcedure.query(({ ctx }) => endedLastHour(ctx.db)),
+  /** Dashboard addition (read-only): attention requests with their item's title and stage; open oldest first, resolved newest first. */
+  inbox: authedProcedure
+    .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100) }))
+    .query(({ ctx, input }) => attentionInbox(ctx.db, input)),
+  /** Dashboard addition (read-only): ancestors, blockers, dependents and children of one item, with stages. */
+  neighbourhood: authedProcedure
+    .input(z.object({ id: workItemRef }))
+    .query(({ ctx, input }) => itemNeighbourhood(ctx.db, input.id)),
+  /** Dashboard addition (read-only): events per interval and wait percentiles over the last hour, day or week. */
+  activity: authedProcedure
+    .input(z.object({ range: z.enum(["hour", "day", "week"]).default("day") }).default({ range: "day" }))
+    .query(({ ctx, input }) => activity(ctx.db, input.range)),
+});
