@@ -111,20 +111,3 @@ export function toWorkGraphError(error: unknown): WorkGraphError {
 export function isWorkGraphError(error: unknown, reason?: ErrorReason): error is WorkGraphError {
   return error instanceof WorkGraphError && (reason === undefined || error.reason === reason);
 }
-
-/**
- * Repeats a call that carries an idempotency key when no answer came back or the server could
- * not serve it (a `retryable` failure): the replay cannot apply twice. Up to `attempts` tries,
- * 300 ms × attempt apart.
- */
-export async function retryIdempotent<T>(call: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (!error.retryable || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
-    }
-  }
-}
