@@ -301,8 +301,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
     const { key, since } = pendingKey;
     let attempts = 0;
     try {
-      const claim = await retryUnanswered(async () => {
-        attempts++;
+      const claim = await retryUnanswered(async (attempt) => {
+        attempts = attempt;
         if (stopping) return null;
         const input = { durationSeconds, parentId: options.parentId, idempotencyKey: key };
         if (wait <= 0) return options.client.leases.claim.mutate(input);
