@@ -47,7 +47,10 @@ export function createContext(globals: GlobalOptions): Context {
     leases: () => (leases ??= new SessionLeases(context.client(), {
       memory: new LeaseState(defaultStatePath(), apiUrl(url), token),
       renewInBackground: false, // one process per command: `work-graph renew` renews
-      claimHint: (workItemId) => `work-graph claim ${workItemId}`,
+      advice: {
+        notHeld: (workItemId) => `claim it first (work-graph claim ${workItemId}), or pass --lease-id and --epoch`,
+        fenced: (workItemId) => `If it is still yours to do, claim it again: work-graph claim ${workItemId}`,
+      },
     })),
   };
   return context;

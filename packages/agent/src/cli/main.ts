@@ -18,7 +18,7 @@ import type { Output, Sink } from "./context";
 import { EXIT, exitCodeFor } from "./exit-codes";
 import { helpText, leafCommands, usageOf } from "./text";
 
-export function createProgram(sink: Sink): Command {
+function createProgram(sink: Sink): Command {
   const program = new Command("work-graph")
     .option("--url <URL>", "server base URL (default: $WORK_GRAPH_URL, else http://localhost:3000)")
     .option("--token <TOKEN>", "bearer token (default: $WORK_GRAPH_TOKEN)")

@@ -294,8 +294,8 @@ export interface SessionLeasesOptions {
   memory?: LeaseMemory;
   /** Renew every held lease in the background until it ends (a long-lived session); the CLI renews by command. */
   renewInBackground: boolean;
-  /** How this front end claims `workItemId`, added to a refusal (e.g. "work-graph claim X"). */
-  claimHint?: (workItemId: string) => string;
+  /** What this front end tells the agent to do, added to a refusal: when the session holds no lease on the item, and when it lost it. */
+  advice?: { notHeld: (workItemId: string) => string; fenced: (workItemId: string) => string };
 }
 
 /**
@@ -338,15 +338,13 @@ export class SessionLeases {
   /** The session's live lease on the item; LEASE_NOT_CURRENT when it holds none or lost it. */
   current(workItemId: string): LeaseRef {
     const entry = this.memory.get(workItemId);
-    const hint = this.options.claimHint?.(workItemId);
+    const { advice } = this.options;
     if (!entry) {
-      const advice = hint ? `: claim it first (${hint}), or pass --lease-id and --epoch` : "";
-      throw leaseNotCurrent("unknown", `this session holds no lease on ${workItemId}${advice}`, { workItemId });
+      throw leaseNotCurrent("unknown", `this session holds no lease on ${workItemId}${advice ? `: ${advice.notHeld(workItemId)}` : ""}`, { workItemId });
     }
     if (entry.fenced) {
-      const advice = hint ? ` If it is still yours to do, claim it again: ${hint}` : "";
       throw leaseNotCurrent(entry.fenced.kind as LeaseNotCurrentKind,
-        `your lease on ${workItemId} (epoch ${entry.epoch}) was fenced (${entry.fenced.kind}): stop working on it.${advice}`,
+        `your lease on ${workItemId} (epoch ${entry.epoch}) was fenced (${entry.fenced.kind}): stop working on it.${advice ? ` ${advice.fenced(workItemId)}` : ""}`,
         { workItemId, leaseId: entry.leaseId, epoch: entry.epoch });
     }
     return { leaseId: entry.leaseId, epoch: entry.epoch };
