@@ -142,7 +142,7 @@ export class HeldLease {
   }
 
   /** Fenced: never write with this lease again. */
-  lose(error: WorkGraphError) {
+  private lose(error: WorkGraphError) {
     if (this.state === "lost" || this.state === "ended") return;
     this.state = "lost";
     this.stopTimers();
@@ -386,7 +386,7 @@ export class SessionLeases {
   }
 
   /** Lets go of the item's lease without writing (it ended). */
-  forget(workItemId: string) {
+  private forget(workItemId: string) {
     this.stopRenewing(workItemId);
     this.memory.forget(workItemId);
   }
