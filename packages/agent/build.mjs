@@ -41,8 +41,9 @@ await build({
   output: { dir: staging, format: "esm", entryFileNames: "[name].js" },
 });
 // The CLI carries its own copy of the tRPC client (tree-shaken): loading the packages' many
-// modules cost more start-up time than the rest of the CLI. The MCP server stays a separate
-// chunk, loaded only by `work-graph mcp`.
+// modules cost more start-up time than the rest of the CLI. commander (its argument parser: one
+// module, no dependencies) stays an import of the package's own dependency. The MCP server stays
+// a separate chunk, loaded only by `work-graph mcp`.
 await build({
   input: { cli: path.join(here, "src/cli/main.ts") },
   platform: "node",

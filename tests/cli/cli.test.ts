@@ -260,4 +260,35 @@ describe("work-graph CLI", () => {
     expect(help.stdout).toContain("Exit codes:");
     expect(help.stdout).toContain("attention resolve <id> --resolution R");
   });
+
+  it("takes only each command's own options: an unknown one exits 2 with the command's usage line; --help lists them", async () => {
+    const offline = { WORK_GRAPH_URL: "http://127.0.0.1:9" };
+    const unknown = await cli("agent", ["claim", "--evidence", "x"], offline);
+    expect(unknown).toMatchObject({ code: 2, stdout: "" });
+    expect(unknown.stderr).toBe("work-graph: unknown option '--evidence'\nusage: work-graph claim [<item>] [--parent P] [--duration S] [--wait S] [--key K]\n");
+    // Against a live server with work ready, the command never runs: nothing is claimed.
+    await cli("operator", ["create", "--title", "Not for a wrong flag", "--id", "flags"]);
+    const sql = await database.connect();
+    const leasesBefore = (await sql.query("SELECT count(*)::int AS n FROM leases")).rows[0];
+    expect(await cli("agent", ["claim", "--evidence", "x", "--json"])).toMatchObject({ code: 2, stdout: "" });
+    expect((await sql.query("SELECT count(*)::int AS n FROM leases")).rows[0]).toEqual(leasesBefore);
+
+    const extra = await cli("agent", ["release", "a", "b", "--evidence", "done"], offline);
+    expect(extra.code).toBe(2);
+    expect(extra.stderr).toContain("usage: work-graph release <item> --evidence E [--link URL]…");
+    const missing = await cli("agent", ["renew"], offline);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("missing required argument 'item'");
+
+    const help = await cli(null, ["release", "--help"], offline);
+    expect(help).toMatchObject({ code: 0, stderr: "" });
+    expect(help.stdout).toContain("Usage: work-graph release <item> --evidence E [--link URL]…");
+    for (const option of ["--evidence <E>", "--link <URL>", "--lease-id <ID>", "--epoch <N>", "--json"]) expect(help.stdout).toContain(option);
+    expect(help.stdout).not.toContain("--wait");
+    const viaHelp = await cli(null, ["help", "claim"], offline);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toContain("--wait <S>");
+    const group = await cli(null, ["attention", "wait", "--help"], offline);
+    expect(group.stdout).toContain("--timeout <S>");
+  });
 });

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { wakeups } from "../../server/realtime/wakeups";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -41,14 +41,6 @@ function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: st
   });
 }
 
-async function until(condition: () => boolean, what: string) {
-  const deadline = Date.now() + 30_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("work-graph CLI waiting", () => {
   it("claim --wait returns the item that becomes ready while it waits; exit 6 when the wait runs out", async () => {
     const quick = await cli(["claim", "--wait", "0.5"]);
@@ -57,7 +49,7 @@ describe("work-graph CLI waiting", () => {
     await expect(cli(["claim", "--wait", "soon"])).resolves.toMatchObject({ code: 2 });
 
     const waiting = cli(["claim", "--wait", "45"]);
-    await until(() => wakeups(database.db).waitingClaims === 1, "the CLI's claim to wait");
+    await vi.waitFor(() => expect(wakeups(database.db).waitingClaims, "the CLI's claim waits").toBe(1), { timeout: 30_000, interval: 10 });
     await operator.workItems.create({ id: "shell-task", title: "For the shell agent" });
     const claimed = await waiting;
     expect(claimed.code).toBe(0);
@@ -74,7 +66,7 @@ describe("work-graph CLI waiting", () => {
     expect(unanswered.stdout).toMatch(/Still unanswered after/);
 
     const waiting = cli(["attention", "wait", requestId, "--timeout", "45"]);
-    await until(() => wakeups(database.db).waitingForAttention === 1, "the CLI to wait for the answer");
+    await vi.waitFor(() => expect(wakeups(database.db).waitingForAttention, "the CLI waits for the answer").toBe(1), { timeout: 30_000, interval: 10 });
     await operator.attention.resolve({ id: requestId, resolution: "yes" });
     const answered = await waiting;
     expect(answered.code).toBe(0);

@@ -1,14 +1,16 @@
 /**
  * The CLI's memory of the leases it claimed, so `note <item>`, `renew <item>`, `release <item>`…
  * find their lease id and epoch without the agent handling them. The file is the session
- * (WORK_GRAPH_STATE): a session writes only with leases it claimed itself, never with one
- * another session (even of the same worker) holds. Keyed by server URL + token fingerprint
- * (a hash, not the token) + item id, so an entry is only used with the token that claimed it.
+ * (WORK_GRAPH_STATE), kept across the processes of one command each; the rules (which lease a
+ * write uses, refusing one the session did not obtain or lost, forgetting an ended one) are
+ * SessionLeases' (sdk/lease-holder.ts). Keyed by server URL + token fingerprint (a hash, not
+ * the token) + item id, so an entry is only used with the token that claimed it.
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import type { LeaseMemory } from "../sdk/lease-holder";
 
 export interface RememberedLease {
   leaseId: string;
@@ -34,7 +36,7 @@ export const tokenFingerprint = (token: string) => createHash("sha256").update(t
 
 const PRUNE_AFTER_MS = 7 * 24 * 3600 * 1000;
 
-export class LeaseState {
+export class LeaseState implements LeaseMemory {
   constructor(
     readonly file: string,
     private readonly serverUrl: string,

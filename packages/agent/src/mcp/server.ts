@@ -7,9 +7,11 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
-import { retryIdempotent, toWorkGraphError, type ErrorReason } from "../sdk/errors";
+import { toWorkGraphError, type ErrorReason } from "../sdk/errors";
+import { SessionLeases } from "../sdk/lease-holder";
+import { retryUnanswered } from "../sdk/retry";
+import { SERVER_WAIT_LIMIT_SECONDS, waitInSteps } from "../waiting";
 import { workflow } from "../workflow";
-import { SessionLeases } from "./leases";
 import { ATTENTION_KINDS } from "../../../../server/domain/contract";
 
 /** Lease length when `claim` names none: short enough that a crashed session frees its items soon, renewed while it runs. */
@@ -84,17 +86,6 @@ function failure(thrown: unknown, workItemId?: string): CallToolResult {
 // ---------------------------------------------------------------------------------------------
 // waiting
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-
 /** Sends a progress notification every PROGRESS_EVERY_MS while `work` runs, when the client asked for progress. */
 async function withProgress<T>(extra: Progress, what: string, work: () => Promise<T>): Promise<T> {
   const token = extra._meta?.progressToken;
@@ -112,22 +103,20 @@ async function withProgress<T>(extra: Progress, what: string, work: () => Promis
 }
 
 /**
- * One look at an attention request, waiting at most `timeoutSeconds` on the server.
- * Until the router has `attention.wait`, it returns the current state at once and the caller polls;
- * switching is this one line: `client.attention.wait.query({ id, timeoutSeconds })`.
+ * Waits on the server (`attention.wait`, woken when the answer is committed) for up to
+ * `waitSeconds`; returns the request as last seen. Aborting the tool call ends the wait at once.
  */
-const lookAtRequest = (client: WorkGraphClient, id: string, _timeoutSeconds: number) => client.attention.get.query({ id });
-
-async function waitForAnswer(client: WorkGraphClient, id: string, waitSeconds: number, signal: AbortSignal): Promise<AttentionRequest> {
-  const deadline = performance.now() + waitSeconds * 1000;
-  let pause = 250;
-  for (;;) {
-    const secondsLeft = Math.max(1, Math.min(60, Math.ceil((deadline - performance.now()) / 1000)));
-    const request = await lookAtRequest(client, id, secondsLeft);
-    if (request.status === "resolved" || performance.now() >= deadline || signal.aborted) return request;
-    await sleep(Math.min(pause, deadline - performance.now()), signal);
-    pause = Math.min(2000, pause * 2);
+async function waitForAnswer(client: WorkGraphClient, asked: AttentionRequest, waitSeconds: number, signal: AbortSignal): Promise<AttentionRequest> {
+  let latest = asked;
+  try {
+    await waitInSteps(waitSeconds, async (seconds) => {
+      latest = await retryUnanswered(() => client.attention.wait.query({ id: asked.id, timeoutSeconds: Math.max(1, seconds) }, { signal }));
+      return latest.status === "resolved" ? latest : null;
+    }, signal);
+  } catch (error) {
+    if (!signal.aborted) throw error;
   }
+  return latest;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +128,7 @@ export interface McpOptions {
 }
 
 export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
-  const leases = new SessionLeases(client);
+  const leases = new SessionLeases(client, { renewInBackground: true });
   const server = new McpServer({ name: "work-graph", version }, { instructions: workflow("mcp") });
 
   server.registerTool("queue", {
@@ -171,21 +160,12 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ workItemId, parentId, durationSeconds, waitSeconds }, extra) => {
     const duration = durationSeconds ?? DEFAULT_LEASE_SECONDS;
     try {
-      const deadline = performance.now() + (waitSeconds ?? 0) * 1000;
-      const claimed = await withProgress(extra, "waiting for a ready item", async () => {
-        let pause = 500;
-        for (;;) {
-          const sentAt = performance.now();
-          const secondsLeft = Math.max(0, Math.min(60, Math.floor((deadline - sentAt) / 1000)));
-          // `waitSeconds` lets a server that supports it hold the call; older servers ignore it and we poll.
-          const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: secondsLeft, idempotencyKey: globalThis.crypto.randomUUID() };
-          const result = await retryIdempotent(() => client.leases.claim.mutate(input));
-          if (result) return { result, sentAt };
-          if (workItemId || performance.now() >= deadline || extra.signal.aborted) return null;
-          await sleep(Math.min(pause, deadline - performance.now()), extra.signal);
-          pause = Math.min(5000, pause * 2);
-        }
-      });
+      const claimed = await withProgress(extra, "waiting for a ready item", () => waitInSteps(waitSeconds ?? 0, async (seconds) => {
+        const sentAt = performance.now();
+        const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: seconds, idempotencyKey: globalThis.crypto.randomUUID() };
+        const result = await retryUnanswered(() => client.leases.claim.mutate(input));
+        return result ? { result, sentAt } : null;
+      }, extra.signal));
       if (!claimed) return ok("Nothing is ready to claim right now. Try again later, or claim with waitSeconds to wait for work.", { claimed: false });
       const { lease, workItem, attention } = claimed.result;
       leases.hold(lease, duration, claimed.sentAt);
@@ -215,7 +195,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
       ]);
       const held = leases.status(workItemId);
       const holding = held.state === "held"
-        ? `This session holds its lease (epoch ${held.lease!.epoch}).`
+        ? `This session holds its lease (epoch ${held.epoch}).`
         : held.state === "lost" ? "This session's lease on it is gone: do not work on it." : "This session holds no lease on it.";
       const text = [
         itemText(item),
@@ -237,7 +217,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const note = await leases.write(workItemId, (lease) =>
-        retryIdempotent(() => client.leases.note.mutate({ leaseId: lease.id, epoch: lease.epoch, content, idempotencyKey: key })), () => false);
+        retryUnanswered(() => client.leases.note.mutate({ ...lease, content, idempotencyKey: key })), () => false);
       return ok(`Noted on ${workItemId}.`, { note });
     } catch (error) {
       return failure(error, workItemId);
@@ -255,7 +235,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ workItemId, evidence, links }) => {
     try {
       const result = await leases.write(workItemId, (lease) =>
-        client.leases.release.mutate({ leaseId: lease.id, epoch: lease.epoch, evidence, links }), () => true);
+        client.leases.release.mutate({ ...lease, evidence, links }), () => true);
       return ok(`Released ${workItemId}: it is done (lease epoch ${result.lease.epoch} ended).`, { workItem: result.workItem, lease: result.lease });
     } catch (error) {
       return failure(error, workItemId);
@@ -270,7 +250,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ workItemId, reason }) => {
     try {
       const result = await leases.write(workItemId, (lease) =>
-        client.leases.cancel.mutate({ leaseId: lease.id, epoch: lease.epoch, reason }), () => true);
+        client.leases.cancel.mutate({ ...lease, reason }), () => true);
       return ok(`Cancelled ${workItemId} (lease epoch ${result.lease.epoch} ended).`, { workItem: result.workItem, lease: result.lease });
     } catch (error) {
       return failure(error, workItemId);
@@ -295,8 +275,8 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     try {
       const key = globalThis.crypto.randomUUID();
       const sentAt = performance.now();
-      const result = await leases.write(workItemId, (lease) => retryIdempotent(() => client.leases.decompose.mutate({
-        leaseId: lease.id, epoch: lease.epoch, children, claimChildId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: key,
+      const result = await leases.write(workItemId, (lease) => retryUnanswered(() => client.leases.decompose.mutate({
+        ...lease, children, claimChildId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: key,
       })), () => true);
       if (result.childLease) leases.hold(result.childLease, DEFAULT_LEASE_SECONDS, sentAt);
       const text = [
@@ -323,9 +303,10 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
     },
   }, async ({ workItemId, question, kind, options, context, blocking, waitSeconds }, extra) => {
     try {
+      const askDeadline = Date.now() + (waitSeconds ?? 0) * 1000;
       const key = globalThis.crypto.randomUUID();
-      const asked = await leases.write(workItemId, (lease) => retryIdempotent(() => client.attention.request.mutate({
-        leaseId: lease.id, epoch: lease.epoch, kind: kind ?? "decision", question, options, context, blocking: blocking ?? true, idempotencyKey: key,
+      const asked = await leases.write(workItemId, (lease) => retryUnanswered(() => client.attention.request.mutate({
+        ...lease, kind: kind ?? "decision", question, options, context, blocking: blocking ?? true, idempotencyKey: key,
       })), (result) => result.endedLease !== null);
       const { request } = asked;
       const ended = asked.endedLease !== null;
@@ -335,7 +316,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
           : `Asked (request ${request.id}, non-blocking). You still hold ${workItemId}: keep working.`;
         return ok(text, { request, answered: false });
       }
-      const answer = await withProgress(extra, "waiting for a person's answer", () => waitForAnswer(client, request.id, waitSeconds, extra.signal));
+      const answer = await withProgress(extra, "waiting for a person's answer", () => waitForAnswer(client, request, waitSeconds, extra.signal));
       if (answer.status !== "resolved" || extra.signal.aborted) {
         const text = ended
           ? `No answer within ${waitSeconds} s (request ${request.id}). Your lease on ${workItemId} has ended; the item waits for the person. Do other work; later, claim { workItemId: "${workItemId}" } shows the answer once it is there.`
@@ -345,8 +326,11 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
       if (!ended) return ok(`Answer: ${answer.resolution} (by ${answer.resolvedBy}). You still hold ${workItemId}: continue.`, { request: answer, answered: true });
       const sentAt = performance.now();
       try {
-        const reclaim = { workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, idempotencyKey: globalThis.crypto.randomUUID() };
-        const claimed = await retryIdempotent(() => client.leases.claim.mutate(reclaim));
+        // Answered, the item is ready again unless something else still holds it back (another open
+        // blocking question): then the claim waits for it on the server, within what is left of waitSeconds.
+        const secondsLeft = Math.max(0, Math.min(SERVER_WAIT_LIMIT_SECONDS, (askDeadline - Date.now()) / 1000));
+        const reclaim = { workItemId, durationSeconds: DEFAULT_LEASE_SECONDS, waitSeconds: secondsLeft, idempotencyKey: globalThis.crypto.randomUUID() };
+        const claimed = await retryUnanswered(() => client.leases.claim.mutate(reclaim));
         if (!claimed) throw new Error(`${workItemId} could not be claimed`);
         leases.hold(claimed.lease, DEFAULT_LEASE_SECONDS, sentAt);
         const text = [
@@ -377,7 +361,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
   }, async ({ title, description, parentId, dependsOn, priority }) => {
     try {
       const input = { title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() };
-      const item = await retryIdempotent(() => client.workItems.create.mutate(input));
+      const item = await retryUnanswered(() => client.workItems.create.mutate(input));
       return ok(`Created ${item.id} (${item.stage}).`, { workItem: item });
     } catch (error) {
       return failure(error);

@@ -1,6 +1,9 @@
 import { createTRPCClientProxy, httpLink, TRPCUntypedClient, type TRPCClient } from "@trpc/client";
 import type { AppRouter } from "../../../../server/trpc/root";
 import { toWorkGraphError } from "./errors";
+import { NO_RETRY, withRetry, type RetryOptions, type RetryPolicy } from "./retry";
+
+export type { RetryOptions } from "./retry";
 
 /** The typed tRPC client for the Work Graph API: `client.leases.claim.mutate({...})`, `client.workItems.get.query({ id })`. */
 export type WorkGraphClient = TRPCClient<AppRouter>;
@@ -23,12 +26,6 @@ export interface WorkGraphClientOptions {
    * 4 s (about 10 s in all); `false` turns it off. Other failures are never retried here.
    */
   retry?: RetryOptions | false;
-}
-
-export interface RetryOptions {
-  attempts?: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
 }
 
 /** `http://host:3000/` → `http://host:3000/api/trpc`. */
@@ -67,23 +64,19 @@ function networkCode(error: unknown): string | undefined {
  * A mutation is retried only when it certainly did not reach the server (or got a 503, which the
  * server sends before doing anything); a query, which changes nothing, also after a dropped connection.
  */
-function retryingFetch(inner: typeof fetch, policy: Required<RetryOptions>): typeof fetch {
-  return async (input, init) => {
+function retryingFetch(inner: typeof fetch, policy: RetryPolicy): typeof fetch {
+  return (input, init) => {
     const isQuery = (init?.method ?? "GET").toUpperCase() === "GET";
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const response = await inner(input, init);
-        if (response.status !== 503 || attempt >= policy.attempts) return response;
-        await response.body?.cancel();
-      } catch (error) {
+    return withRetry(() => inner(input, init), {
+      policy,
+      retryable: (error) => {
         const code = networkCode(error);
-        const retryable = code !== undefined && (NEVER_SENT.has(code) || (isQuery && DROPPED.has(code)));
-        if (!retryable || attempt >= policy.attempts || init?.signal?.aborted) throw error;
-      }
-      const delay = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      if (init?.signal?.aborted) throw init.signal.reason;
-    }
+        return code !== undefined && (NEVER_SENT.has(code) || (isQuery && DROPPED.has(code)));
+      },
+      again: (response) => response.status === 503,
+      discard: (response) => response.body?.cancel(),
+      signal: init?.signal ?? undefined,
+    });
   };
 }
 
@@ -99,7 +92,7 @@ export function createWorkGraphClient(options: WorkGraphClientOptions): WorkGrap
     const signal = init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout;
     return baseFetch(input, { ...init, signal });
   };
-  const retry = options.retry === false ? { attempts: 1, baseDelayMs: 0, maxDelayMs: 0 } : { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000, ...options.retry };
+  const retry = options.retry === false ? NO_RETRY : { attempts: 6, baseDelayMs: 250, maxDelayMs: 4000, ...options.retry };
   const fetchWithRetry = retryingFetch(timedFetch, retry);
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -1,5 +1,5 @@
 import { TRPCClientError } from "@trpc/client";
-import { REASONS, type Reason } from "../../../../server/domain/contract";
+import { REASONS, type LeaseNotCurrentKind, type Reason } from "../../../../server/domain/contract";
 import type { AppRouter } from "../../../../server/trpc/root";
 
 /**
@@ -19,7 +19,7 @@ export type ApiReason = Reason;
 export type ErrorReason = ApiReason | "NETWORK" | "ABORTED";
 
 /** `error.data.detail.kind` of a LEASE_NOT_CURRENT refusal (API.md). */
-export type LeaseNotCurrentKind = "expired" | "superseded" | "revoked" | "ended" | "unknown";
+export type { LeaseNotCurrentKind };
 
 const isApiReason = (value: unknown): value is ApiReason => (API_REASONS as readonly unknown[]).includes(value);
 
@@ -110,21 +110,4 @@ export function toWorkGraphError(error: unknown): WorkGraphError {
 /** `isWorkGraphError(e, "LEASE_NOT_CURRENT")`: narrows and checks the reason in one go. */
 export function isWorkGraphError(error: unknown, reason?: ErrorReason): error is WorkGraphError {
   return error instanceof WorkGraphError && (reason === undefined || error.reason === reason);
-}
-
-/**
- * Repeats a call that carries an idempotency key when no answer came back or the server could
- * not serve it (a `retryable` failure): the replay cannot apply twice. Up to `attempts` tries,
- * 300 ms × attempt apart.
- */
-export async function retryIdempotent<T>(call: () => Promise<T>, attempts = 3): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (!error.retryable || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 300 * attempt));
-    }
-  }
 }

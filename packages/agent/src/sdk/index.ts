@@ -16,5 +16,5 @@ export { API_REASONS, isWorkGraphError, toWorkGraphError, WorkGraphError } from 
 export type { ApiReason, ErrorReason, LeaseNotCurrentKind } from "./errors";
 export { runWorker } from "./worker";
 export type {
-  FinishOutcome, HandlerResult, RetryPolicy, RunWorkerOptions, ShutdownMode, WorkContext, WorkerEvent, WorkerSummary, WorkHandler,
+  FinishOutcome, HandlerResult, RunWorkerOptions, ShutdownMode, WorkContext, WorkerEvent, WorkerSummary, WorkHandler,
 } from "./worker";

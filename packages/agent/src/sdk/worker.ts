@@ -1,8 +1,10 @@
 import type {
-  AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, DecomposeInput, DecomposeResult, FinishResult, Lease,
+  AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, DecomposeInput, DecomposeResult, Lease,
   Note, WorkGraphClient, WorkItem,
 } from "./client";
-import { WorkGraphError, toWorkGraphError } from "./errors";
+import { toWorkGraphError, type WorkGraphError } from "./errors";
+import { HeldLease } from "./lease-holder";
+import { backoffDelay, retryUnanswered, sleep, type RetryOptions, type RetryPolicy } from "./retry";
 
 /** What a handler returns: release with evidence, cancel the item, or hand it back unfinished. */
 export type HandlerResult =
@@ -79,13 +81,6 @@ export interface WorkerSummary {
   stoppedBy: string;
 }
 
-export interface RetryPolicy {
-  /** Attempts per call when there is no answer (NETWORK) or the server failed (INTERNAL); default 5. */
-  attempts?: number;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-}
-
 export interface RunWorkerOptions {
   client: WorkGraphClient;
   handler: WorkHandler;
@@ -120,155 +115,57 @@ export interface RunWorkerOptions {
   /** Stop once the queue has been empty for this long. */
   stopWhenIdleMs?: number;
   onEvent?: (event: WorkerEvent) => void;
-  retry?: RetryPolicy;
+  /** Tries per call when there is no answer (NETWORK) or the server failed (INTERNAL, UNAVAILABLE): default 5, 250 ms doubling up to 5 s. */
+  retry?: RetryOptions;
 }
 
 const now = () => performance.now();
 const randomKey = () => globalThis.crypto.randomUUID();
 
-function sleep(ms: number, wake?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (wake?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      wake?.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    wake?.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** Half-to-full jitter around an exponential step. */
-const jittered = (base: number, step: number, max: number) => Math.min(max, base * 2 ** step) * (0.5 + Math.random() / 2);
-
-async function withRetry<T>(policy: Required<RetryPolicy>, call: (attempt: number) => Promise<T>, onRetry?: (error: WorkGraphError) => void): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call(attempt);
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (!error.retryable || attempt >= policy.attempts) throw error;
-      onRetry?.(error);
-      await sleep(jittered(policy.baseDelayMs, attempt - 1, policy.maxDelayMs));
-    }
-  }
-}
-
 interface Settings {
   client: WorkGraphClient;
   durationSeconds: number;
   renewIntervalMs: number;
-  retry: Required<RetryPolicy>;
+  retry: RetryPolicy;
   emit: (event: WorkerEvent) => void;
 }
 
-type SessionState = "live" | "ending" | "ended" | "lost";
-
-interface HeldLease {
+interface ObtainedLease {
   lease: Lease;
-  grantedNoEarlierThan: number;
+  /** performance.now() when the request that obtained it was first sent. */
+  grantedAt: number;
 }
 
 /**
- * One lease held by the worker: automatic renewals, a local expiry watchdog, and the single
- * gate every write with the lease goes through. Once the lease is lost or ended, the gate
- * refuses locally: no request carrying it is sent again.
+ * One claimed item in the worker's hands: its lease (held, renewed and gated by HeldLease), the
+ * handler's abort signal, and how the lease ended.
  */
-class LeaseSession {
-  state: SessionState = "live";
-  lease: Lease;
+class ItemRun {
+  readonly held: HeldLease;
   endedBy: FinishOutcome | null = null;
   /** A child lease handed over by decompose({ claimChildId }). */
-  child: HeldLease | null = null;
+  child: ObtainedLease | null = null;
   shutdownRequested = false;
   readonly controller = new AbortController();
-  private renewTimer: ReturnType<typeof setTimeout> | undefined;
-  private watchdog: ReturnType<typeof setTimeout> | undefined;
-  private renewing: Promise<void> | null = null;
-  private deadline: number;
 
   constructor(
     private readonly settings: Settings,
     readonly workItem: WorkItem,
-    lease: Lease,
-    /** performance.now() when the request that created the lease was first sent: the expiry cannot be earlier than this + duration. */
-    grantedNoEarlierThan: number,
+    obtained: ObtainedLease,
   ) {
-    this.lease = lease;
-    this.deadline = grantedNoEarlierThan + settings.durationSeconds * 1000;
-  }
-
-  start() {
-    this.armWatchdog();
-    this.scheduleRenewal(this.settings.renewIntervalMs);
-  }
-
-  private armWatchdog() {
-    clearTimeout(this.watchdog);
-    this.watchdog = setTimeout(() => {
-      if (this.state !== "live" && this.state !== "ending") return;
-      this.lose(new WorkGraphError("LEASE_NOT_CURRENT", `lease ${this.lease.id} (epoch ${this.lease.epoch}) could not be renewed before it expired`, {
-        code: "CONFLICT",
-        detail: { kind: "expired", leaseId: this.lease.id, epoch: this.lease.epoch, local: true },
-      }));
-    }, Math.max(0, this.deadline - now()));
-  }
-
-  private scheduleRenewal(delayMs: number) {
-    clearTimeout(this.renewTimer);
-    if (this.state !== "live") return;
-    this.renewTimer = setTimeout(() => {
-      this.renewing = this.renewOnce().finally(() => {
-        this.renewing = null;
-      });
-    }, delayMs);
-  }
-
-  private async renewOnce(): Promise<void> {
-    if (this.state !== "live") return;
-    const sentAt = now();
-    try {
-      const lease = await this.settings.client.leases.renew.mutate({
-        leaseId: this.lease.id, epoch: this.lease.epoch, durationSeconds: this.settings.durationSeconds,
-      });
-      if (this.state !== "live" && this.state !== "ending") return;
-      this.lease = lease;
-      this.deadline = sentAt + this.settings.durationSeconds * 1000;
-      this.armWatchdog();
-      this.settings.emit({ type: "renewed", workItemId: this.workItem.id, lease });
-      this.scheduleRenewal(this.settings.renewIntervalMs);
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (this.state !== "live") return;
-      if (!error.retryable) {
-        // Fenced, or a refusal that means we may not write any more (revoked token…): the lease is gone for us.
-        this.lose(error);
-        return;
-      }
-      this.settings.emit({ type: "renew-failed", workItemId: this.workItem.id, error });
-      this.scheduleRenewal(Math.max(100, Math.min(1000, this.settings.renewIntervalMs / 3)));
-    }
-  }
-
-  private stopTimers() {
-    clearTimeout(this.renewTimer);
-    clearTimeout(this.watchdog);
-  }
-
-  /** Fenced: abort the handler at once and never write with this lease again. */
-  lose(error: WorkGraphError) {
-    if (this.state === "lost" || this.state === "ended") return;
-    this.state = "lost";
-    this.stopTimers();
-    this.settings.emit({ type: "lost", workItemId: this.workItem.id, lease: this.lease, error });
-    this.controller.abort(error);
-  }
-
-  private markEnded(outcome: FinishOutcome) {
-    this.state = "ended";
-    this.endedBy = outcome;
-    this.stopTimers();
+    const workItemId = workItem.id;
+    this.held = new HeldLease(settings.client, obtained.lease, {
+      durationSeconds: settings.durationSeconds,
+      grantedAt: obtained.grantedAt,
+      renewIntervalMs: settings.renewIntervalMs,
+      retry: settings.retry,
+      onRenewed: (lease) => settings.emit({ type: "renewed", workItemId, lease }),
+      onRenewFailed: (error) => settings.emit({ type: "renew-failed", workItemId, error }),
+      onLost: (error) => {
+        settings.emit({ type: "lost", workItemId, lease: this.held.lease, error });
+        this.controller.abort(error);
+      },
+    });
   }
 
   requestShutdown() {
@@ -276,146 +173,54 @@ class LeaseSession {
     if (!this.controller.signal.aborted) this.controller.abort(new DOMException("the worker is shutting down", "AbortError"));
   }
 
-  /** Stop renewing and wait for a renewal in flight (so it cannot race the final write). */
-  async quiesce(): Promise<void> {
-    clearTimeout(this.renewTimer);
-    if (this.state === "live") this.state = "ending";
-    await this.renewing;
-  }
-
-  private resume() {
-    if (this.state === "ending") {
-      this.state = "live";
-      this.scheduleRenewal(0);
-    }
-  }
-
-  private isLost(): boolean {
-    return this.state === "lost";
-  }
-
-  private refusal(): WorkGraphError {
-    const kind = this.state === "lost" ? "expired" : "ended";
-    return new WorkGraphError("LEASE_NOT_CURRENT", `not sent: lease ${this.lease.id} (epoch ${this.lease.epoch}) is no longer live for this worker (${this.state})`, {
-      code: "CONFLICT",
-      detail: { kind, leaseId: this.lease.id, epoch: this.lease.epoch, local: true },
-    });
-  }
-
-  /**
-   * The gate for every write with this lease. `ends` says whether a successful result ends
-   * the lease (then renewals stop first, and resume if the write is refused for another reason).
-   */
-  async write<T>(
-    call: () => Promise<T>,
-    ends: false | ((result: T) => FinishOutcome | null),
-    options: { final?: boolean; retry?: boolean } = {},
-  ): Promise<T> {
-    if (this.state !== "live" && !(options.final && this.state === "ending")) throw this.refusal();
-    if (ends) await this.quiesce();
-    if (this.isLost()) throw this.refusal(); // lost while a renewal was in flight
-    try {
-      const result = options.retry === false ? await call() : await withRetry(this.settings.retry, () => call());
-      if (ends) {
-        const outcome = ends(result);
-        if (outcome) this.markEnded(outcome);
-        else this.resume();
-      }
-      return result;
-    } catch (thrown) {
-      const error = toWorkGraphError(thrown);
-      if (error.fenced) this.lose(error);
-      else if (ends && !options.final) this.resume();
-      throw error;
-    }
-  }
-
-  /** Renew now (the handler's `renew()`). */
-  renewNow(): Promise<Lease> {
-    return this.write(async () => {
-      const sentAt = now();
-      const lease = await this.settings.client.leases.renew.mutate({
-        leaseId: this.lease.id, epoch: this.lease.epoch, durationSeconds: this.settings.durationSeconds,
-      });
-      this.lease = lease;
-      this.deadline = sentAt + this.settings.durationSeconds * 1000;
-      this.armWatchdog();
-      return lease;
-    }, false);
-  }
-
-  /**
-   * release / cancel have no idempotency key: when a retry after a lost answer is refused as
-   * `ended`, read the lease back; if it ended the way we asked, the first attempt landed.
-   */
-  async finish(kind: "release" | "cancel", input: { evidence: string; links?: string[] } | { reason: string }): Promise<FinishResult> {
-    const { client } = this.settings;
-    const ref = { leaseId: this.lease.id, epoch: this.lease.epoch };
-    let retried = false;
-    const expected = kind === "release" ? "released" : "cancelled";
-    return this.write(async () => {
-      try {
-        return await withRetry(this.settings.retry, () =>
-          kind === "release"
-            ? client.leases.release.mutate({ ...ref, ...(input as { evidence: string; links?: string[] }) })
-            : client.leases.cancel.mutate({ ...ref, ...(input as { reason: string }) }),
-          () => { retried = true; },
-        );
-      } catch (thrown) {
-        const error = toWorkGraphError(thrown);
-        if (retried && error.leaseKind === "ended") {
-          const lease = await client.leases.get.query({ leaseId: ref.leaseId });
-          if (lease.outcome === expected) return { lease, workItem: await client.workItems.get.query({ id: lease.workItemId }) };
+  /** A write with the item's lease; `ends` names the outcome when a result ended the lease. */
+  write<T>(call: () => Promise<T>, ends: false | ((result: T) => FinishOutcome | null), options: { final?: boolean } = {}): Promise<T> {
+    return this.held.write(call, {
+      ...options,
+      ends: ends
+        ? (result) => {
+          const outcome = ends(result);
+          if (outcome) this.endedBy = outcome;
+          return outcome !== null;
         }
-        throw error;
-      }
-    }, () => expected, { final: true, retry: false });
-  }
-
-  /** Hands the item back without finishing it: the lease is shortened to expire in 1 s. */
-  async handBack(): Promise<void> {
-    await this.write(
-      () => this.settings.client.leases.renew.mutate({ leaseId: this.lease.id, epoch: this.lease.epoch, durationSeconds: 1 }),
-      () => "abandoned",
-      { final: true },
-    );
+        : undefined,
+    });
   }
 
   context(attention: AttentionRequest[]): WorkContext {
     const { client } = this.settings;
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's `lease` getter must read the live session
-    const session = this;
-    const ref = () => ({ leaseId: session.lease.id, epoch: session.lease.epoch });
+    const { held } = this;
+    const ref = () => ({ leaseId: held.lease.id, epoch: held.lease.epoch });
     return {
       workItem: this.workItem,
       get lease() {
-        return session.lease;
+        return held.lease;
       },
       attention,
       signal: this.controller.signal,
-      note(content) {
+      note: (content) => {
         const key = randomKey();
-        return session.write(() => client.leases.note.mutate({ ...ref(), content, idempotencyKey: key }), false);
+        return this.write(() => client.leases.note.mutate({ ...ref(), content, idempotencyKey: key }), false);
       },
-      requestAttention(input) {
+      requestAttention: (input) => {
         const key = randomKey();
         const blocking = input.blocking ?? true;
-        return session.write(
+        return this.write(
           () => client.attention.request.mutate({ ...input, ...ref(), blocking, idempotencyKey: key }),
           blocking ? (result) => (result.endedLease ? "attention_requested" : null) : false,
         );
       },
-      async decompose(input) {
+      decompose: async (input) => {
         const key = randomKey();
         const sentAt = now();
-        const result = await session.write(
-          () => client.leases.decompose.mutate({ ...input, ...ref(), durationSeconds: session.settings.durationSeconds, idempotencyKey: key }),
+        const result = await this.write(
+          () => client.leases.decompose.mutate({ ...input, ...ref(), durationSeconds: this.settings.durationSeconds, idempotencyKey: key }),
           () => "decomposed",
         );
-        if (result.childLease) session.child = { lease: result.childLease, grantedNoEarlierThan: sentAt };
+        if (result.childLease) this.child = { lease: result.childLease, grantedAt: sentAt };
         return result;
       },
-      renew: () => session.renewNow(),
+      renew: () => held.renewNow(),
     };
   }
 }
@@ -433,7 +238,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
   const durationSeconds = options.durationSeconds ?? 300;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const waitSeconds = Math.min(60, Math.max(0, options.waitSeconds ?? 20));
-  const maxPollIntervalMs = Math.max(pollIntervalMs, options.maxPollIntervalMs ?? 15_000);
+  const polling = { baseDelayMs: pollIntervalMs, maxDelayMs: Math.max(pollIntervalMs, options.maxPollIntervalMs ?? 15_000) };
   const shutdownMode: ShutdownMode = options.onShutdown ?? "finish";
   const emit = (event: WorkerEvent) => {
     try {
@@ -455,7 +260,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
 
   const wake = new AbortController();
   let stopping = false;
-  let current: LeaseSession | null = null;
+  let current: ItemRun | null = null;
   let forced = false;
   const stop = (cause: string) => {
     if (stopping) {
@@ -491,13 +296,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
    * only a claim that took an item at that very instant loses its answer, and that lease
    * simply expires.
    */
-  async function claimNext(wait: number): Promise<{ claim: ClaimResult; grantedNoEarlierThan: number; attempts: number } | null> {
+  async function claimNext(wait: number): Promise<{ claim: ClaimResult; grantedAt: number; attempts: number } | null> {
     pendingKey ??= { key: randomKey(), since: now() };
     const { key, since } = pendingKey;
     let attempts = 0;
     try {
-      const claim = await withRetry(settings.retry, async () => {
-        attempts++;
+      const claim = await retryUnanswered(async (attempt) => {
+        attempts = attempt;
         if (stopping) return null;
         const input = { durationSeconds, parentId: options.parentId, idempotencyKey: key };
         if (wait <= 0) return options.client.leases.claim.mutate(input);
@@ -507,9 +312,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
           if (wake.signal.aborted) return null;
           throw error;
         }
-      }, (error) => emit({ type: "error", during: "claim", error }));
+      }, settings.retry, (error) => emit({ type: "error", during: "claim", error }));
       pendingKey = null;
-      return claim ? { claim, grantedNoEarlierThan: since, attempts } : null;
+      return claim ? { claim, grantedAt: since, attempts } : null;
     } catch (thrown) {
       const error = toWorkGraphError(thrown);
       if (!error.retryable) pendingKey = null;
@@ -517,57 +322,58 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
     }
   }
 
-  async function finishWith(session: LeaseSession, action: () => Promise<unknown>, outcome: FinishOutcome) {
+  async function finishWith(run: ItemRun, action: () => Promise<unknown>, outcome: FinishOutcome) {
     try {
       await action();
-      session.endedBy = outcome;
+      run.endedBy = outcome;
     } catch (thrown) {
       const error = toWorkGraphError(thrown);
-      if (session.state === "lost") return;
+      if (run.held.state === "lost") return;
       emit({ type: "error", during: "finish", error });
       // e.g. blank evidence (VALIDATION): do not sit on the item until it expires.
-      if (outcome !== "abandoned" && session.state !== "ended") {
+      if (outcome !== "abandoned" && run.held.state !== "ended") {
         try {
-          await session.handBack();
-          session.endedBy = "failed";
+          await run.held.handBack();
+          run.endedBy = "failed";
           return;
         } catch {
           // the lease will expire by itself
         }
       }
-      session.endedBy = "failed";
+      run.endedBy = "failed";
     }
   }
 
   /** Handles one leased item; returns the child lease to handle next (decompose with claimChildId), if any. */
-  async function work(workItem: WorkItem, held: HeldLease, attention: AttentionRequest[]): Promise<HeldLease | null> {
-    const session = new LeaseSession(settings, workItem, held.lease, held.grantedNoEarlierThan);
-    current = session;
-    session.start();
+  async function work(workItem: WorkItem, obtained: ObtainedLease, attention: AttentionRequest[]): Promise<ObtainedLease | null> {
+    const run = new ItemRun(settings, workItem, obtained);
+    const { held } = run;
+    current = run;
+    held.start();
     try {
       if (stopping) {
         // Claimed while stopping: do not start new work, give it back.
-        await finishWith(session, () => session.handBack(), "abandoned");
+        await finishWith(run, () => held.handBack(), "abandoned");
       } else {
         let result: HandlerResult;
         let failure: { error: unknown } | null = null;
         try {
-          result = await options.handler(session.context(attention));
+          result = await options.handler(run.context(attention));
         } catch (error) {
           failure = { error };
         }
-        await session.quiesce();
-        if (session.state === "ending") {
-          const cancelOnShutdown = session.shutdownRequested && shutdownMode === "cancel" && !forced;
+        await held.quiesce();
+        if (held.state === "ending") {
+          const cancelOnShutdown = run.shutdownRequested && shutdownMode === "cancel" && !forced;
           if (result && "evidence" in result) {
-            await finishWith(session, () => session.finish("release", { evidence: result.evidence, links: result.links }), "released");
+            await finishWith(run, () => held.finish("release", { evidence: result.evidence, links: result.links }), "released");
           } else if (result && "cancel" in result) {
-            await finishWith(session, () => session.finish("cancel", { reason: result.cancel }), "cancelled");
-          } else if (session.shutdownRequested) {
+            await finishWith(run, () => held.finish("cancel", { reason: result.cancel }), "cancelled");
+          } else if (run.shutdownRequested) {
             if (cancelOnShutdown) {
-              await finishWith(session, () => session.finish("cancel", { reason: `worker shut down (${summary.stoppedBy})` }), "cancelled");
+              await finishWith(run, () => held.finish("cancel", { reason: `worker shut down (${summary.stoppedBy})` }), "cancelled");
             } else {
-              await finishWith(session, () => session.handBack(), "abandoned");
+              await finishWith(run, () => held.handBack(), "abandoned");
             }
           } else if (failure) {
             summary.handlerErrors++;
@@ -575,37 +381,37 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
             if ((options.onHandlerError ?? "attention") === "attention") {
               const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
               const stack = failure.error instanceof Error ? failure.error.stack ?? null : null;
-              await finishWith(session, () => session.write(
+              await finishWith(run, () => run.write(
                 () => options.client.attention.request.mutate({
-                  leaseId: session.lease.id, epoch: session.lease.epoch, kind: "help", blocking: true, idempotencyKey: randomKey(),
+                  leaseId: held.lease.id, epoch: held.lease.epoch, kind: "help", blocking: true, idempotencyKey: randomKey(),
                   question: `The worker failed on ${workItem.id}: ${message}`.slice(0, 20_000), context: stack,
                 }),
                 () => "attention_requested",
                 { final: true },
               ), "attention_requested");
             } else {
-              await finishWith(session, () => session.handBack(), "abandoned");
+              await finishWith(run, () => held.handBack(), "abandoned");
             }
           } else {
-            await finishWith(session, () => session.handBack(), "abandoned");
+            await finishWith(run, () => held.handBack(), "abandoned");
           }
-        } else if (failure && session.state !== "lost" && !session.shutdownRequested) {
+        } else if (failure && held.state !== "lost" && !run.shutdownRequested) {
           summary.handlerErrors++;
           emit({ type: "handler-error", workItemId: workItem.id, error: failure.error });
         }
       }
     } finally {
-      await session.quiesce().catch(() => {});
+      await held.quiesce().catch(() => {});
       current = null;
     }
-    const outcome: FinishOutcome = session.state === "lost" ? "lost" : session.endedBy ?? "failed";
+    const outcome: FinishOutcome = held.state === "lost" ? "lost" : run.endedBy ?? "failed";
     const counter = {
       released: "released", cancelled: "cancelled", attention_requested: "attentionRequested", decomposed: "decomposed",
       abandoned: "abandoned", lost: "lost", failed: "failed",
     } as const satisfies Record<FinishOutcome, keyof WorkerSummary>;
     summary[counter[outcome]]++;
-    emit({ type: "finished", workItemId: workItem.id, lease: session.lease, outcome });
-    return outcome === "decomposed" ? session.child : null;
+    emit({ type: "finished", workItemId: workItem.id, lease: held.lease, outcome });
+    return outcome === "decomposed" ? run.child : null;
   }
 
   let emptyPolls = 0;
@@ -630,7 +436,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
           break;
         }
         if (!error.retryable) throw error;
-        await sleep(jittered(pollIntervalMs, Math.min(emptyPolls++, 10), maxPollIntervalMs), wake.signal);
+        await sleep(backoffDelay(polling, Math.min(emptyPolls++, 10)), wake.signal);
         continue;
       }
       if (!claimed) {
@@ -640,7 +446,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
           break;
         }
         // After a server-side wait, ask again at once; polling backs off.
-        const delayMs = waitSeconds > 0 ? 0 : jittered(pollIntervalMs, Math.min(emptyPolls++, 10), maxPollIntervalMs);
+        const delayMs = waitSeconds > 0 ? 0 : backoffDelay(polling, Math.min(emptyPolls++, 10));
         emit({ type: "idle", delayMs });
         if (delayMs > 0) await sleep(delayMs, wake.signal);
         continue;
@@ -649,14 +455,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
       idleSince = null;
       summary.claimed++;
       emit({ type: "claimed", workItem: claimed.claim.workItem, lease: claimed.claim.lease, attempts: claimed.attempts });
-      const { claim, grantedNoEarlierThan } = claimed;
-      let next = await work(claim.workItem, { lease: claim.lease, grantedNoEarlierThan }, claim.attention);
+      const { claim, grantedAt } = claimed;
+      let next = await work(claim.workItem, { lease: claim.lease, grantedAt }, claim.attention);
       while (next) {
-        const held: HeldLease = next;
+        const held: ObtainedLease = next;
         summary.claimed++;
         let child: WorkItem;
         try {
-          child = await withRetry(settings.retry, () => options.client.workItems.get.query({ id: held.lease.workItemId }));
+          child = await retryUnanswered(() => options.client.workItems.get.query({ id: held.lease.workItemId }), settings.retry);
         } catch {
           break; // the child lease expires by itself
         }
