@@ -31,9 +31,11 @@ export function OutcomeBadge({ outcome }: { outcome: string | null }) {
 export function Token({ text, code = false, className }: { text: string; code?: boolean; className?: string }) {
   const Tag = code ? "code" : "span";
   return (
-    <Tag className={className ? `token ${className}` : "token"} title={text}>
-      {text}
-    </Tag>
+    <span className="token">
+      <Tag className={className} title={text}>
+        {text}
+      </Tag>
+    </span>
   );
 }
 

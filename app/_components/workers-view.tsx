@@ -7,7 +7,7 @@ import { useServerNow } from "./clock";
 import { useTRPC } from "./trpc";
 import type { Outputs } from "./types";
 import { DataTable, type Column } from "./data-table";
-import { Age, ApiError, Empty, Loading, Section, Token } from "./ui";
+import { Age, ApiError, Empty, Loading, Section, WorkerId } from "./ui";
 
 type Worker = Outputs["workers"]["list"][number];
 
@@ -85,8 +85,7 @@ const workerColumns: Column<Worker>[] = [
   {
     header: "Worker",
     kind: "token",
-    className: "worker",
-    cell: (worker) => <Link href={`/leases?worker=${encodeURIComponent(worker.workerId)}`}><Token text={worker.workerId} /></Link>,
+    cell: (worker) => <Link href={`/leases?worker=${encodeURIComponent(worker.workerId)}`}><WorkerId id={worker.workerId} /></Link>,
   },
   { header: "Live leases", kind: "token", numeric: true, className: "live-leases", cell: (worker) => worker.liveLeases },
   { header: "Last seen", kind: "token", cell: (worker) => <LastSeen worker={worker} /> },

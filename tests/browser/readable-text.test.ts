@@ -77,6 +77,7 @@ const TOKEN_TEXT = [
   'td[data-label="Actor"]',
   'td[data-label="Epoch"]',
   'td[data-label="Priority"]',
+  'td[data-kind="token"]',
 ].join(", ");
 
 interface Broken {
@@ -179,7 +180,7 @@ describe.each([
   { device: "desktop", viewport: DESKTOP },
   { device: "phone", viewport: PHONE },
 ])("readable text at $device width ($viewport.width px)", ({ device, viewport }) => {
-  it("no header, time, id, event type or actor breaks inside a word, next to hostile user text", async () => {
+  it("no header, time, id, event type or actor breaks inside a word, and no page widens, next to hostile user text", async () => {
     const context = await adminContext(viewport);
     const page = await context.newPage();
     const problems: Record<string, unknown> = {};
@@ -187,6 +188,9 @@ describe.each([
       await page.goto(path);
       await page.getByRole("heading", { level: 1, name: heading }).waitFor();
       await settled(page);
+      // Text that never breaks must not widen the page instead.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      if (overflow > 1) problems[`${name}: horizontal overflow`] = overflow;
       const { checked, broken, texts } = await brokenWords(page);
       if (checked === 0) problems[`${name}: nothing measured`] = checked;
       if (broken.length > 0) problems[name] = broken;
