@@ -147,16 +147,16 @@ describe("operator actions", () => {
     await page.goto(`/items/${itemId}`);
     const notes = () => page.locator('[data-testid="notes"] .note-content').allTextContents();
     const sequences = () => page.locator('[data-testid="events"] tbody td[data-label="#"]').evaluateAll((cells) => cells.map((cell) => Number(cell.textContent)));
-    await expect.poll(notes).toEqual(newestFirst(55).slice(0, 50));
+    await expect.poll(notes, { timeout: LIVE_MS }).toEqual(newestFirst(55).slice(0, 50));
     await page.getByRole("button", { name: "Older notes" }).click();
-    await expect.poll(notes).toEqual(newestFirst(55));
+    await expect.poll(notes, { timeout: LIVE_MS }).toEqual(newestFirst(55));
     expect(await page.getByRole("button", { name: "Older notes" }).count()).toBe(0);
 
     const all = await eventsInApi();
     expect(all.length).toBeGreaterThan(50);
-    await expect.poll(sequences).toEqual(all.slice(0, 50));
+    await expect.poll(sequences, { timeout: LIVE_MS }).toEqual(all.slice(0, 50));
     await page.getByRole("button", { name: "Older events" }).click();
-    await expect.poll(sequences).toEqual(all);
+    await expect.poll(sequences, { timeout: LIVE_MS }).toEqual(all);
     expect(await page.getByRole("button", { name: "Older events" }).count()).toBe(0);
 
     // Live, with both pages loaded: the new note and its event go on top; nothing is repeated or lost.
