@@ -48,7 +48,7 @@ beforeAll(async () => {
   });
   await admin.attention.resolve.mutate({ id: asked.request.id, resolution: `${longWord} answered` });
   await agent.attention.request.mutate({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, kind: "help", question: `Still ${longWord}?`, blocking: false });
-  await admin.workItems.addDependency.mutate({ workItemId: hostileId, dependsOnId: blocker }).catch(() => undefined); // a leased item may refuse; the dependent is enough
+  await admin.workItems.addDependency.mutate({ workItemId: hostileId, dependsOnId: blocker });
   await admin.workers.drain.mutate({ workerId: longWorker, reason: `${longWord} reason` });
 
   // A webhook whose deliveries fail, so the webhooks page has both of its tables.
