@@ -78,7 +78,7 @@ describe("live leases on / and /leases", () => {
     expect(await stillSameDocument(overviewPage)).toBe(true);
 
     // Filter by worker: only this worker's leases remain.
-    await leasesPage.getByLabel("Worker").fill(worker);
+    await leasesPage.getByLabel("Worker", { exact: true }).fill(worker);
     await expect.poll(() => leasesPage.locator('[data-testid="active-leases"] tr[data-lease-id] .worker').allTextContents(), { timeout: 3_000 }).toEqual([worker]);
     expect(new URL(leasesPage.url()).searchParams.get("worker")).toBe(worker);
 

@@ -18,7 +18,7 @@ let browser: Browser;
 let receiver: http.Server;
 let ids: Awaited<ReturnType<typeof seedShowcase>>["ids"];
 const hostileId = `hostile-${run}`;
-const longWorker = `worker-with-a-rather-long-name-${run}`;
+const longWorker = `agent-with-a-rather-long-name-${run}`;
 const longWord = "W".repeat(300);
 
 beforeAll(async () => {
