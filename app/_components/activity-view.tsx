@@ -144,7 +144,7 @@ function PercentileChart({ buckets, range, p50, p90, label, testId }: {
 }
 
 /** The numbers behind the charts, for screen readers (the charts themselves are hidden from them). */
-function DataTable({ activity, caption, columns }: {
+function ChartNumbers({ activity, caption, columns }: {
   activity: Activity;
   caption: string;
   columns: { label: string; value: (bucket: Bucket) => string | number }[];
@@ -214,7 +214,7 @@ export function ActivityView() {
                 <BarChart key={key} buckets={activity.buckets} range={range} series={key} label={label} />
               ))}
             </div>
-            <DataTable
+            <ChartNumbers
               activity={activity}
               caption={`Lease and attention events per ${interval}, ${RANGES.find((option) => option.value === range)!.label.toLowerCase()}`}
               columns={COUNT_SERIES.map(({ key, label }) => ({ label, value: (bucket) => bucket[key] }))}
@@ -239,7 +239,7 @@ export function ActivityView() {
               <PercentileChart buckets={activity.buckets} range={range} p50="readyToClaimP50" p90="readyToClaimP90" label="Time from ready to claimed" testId="chart-ready-to-claim" />
               <PercentileChart buckets={activity.buckets} range={range} p50="attentionWaitP50" p90="attentionWaitP90" label="Time an attention request waited for its answer" testId="chart-attention-wait" />
             </div>
-            <DataTable
+            <ChartNumbers
               activity={activity}
               caption={`Waiting times per ${interval} (claims and answers in the interval)`}
               columns={[

@@ -1,25 +1,15 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import Link from "next/link";
 import { useId, useState, type FormEvent } from "react";
 import { AttentionAlerts } from "./attention-alerts";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import type { InboxEntry, Stage } from "./types";
-import { Age, ApiError, Empty, Loading, StageBadge, Time } from "./ui";
+import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, Token, WorkerId } from "./ui";
 import { useUrlState } from "./url-state";
-import { itemHref } from "@/server/domain/contract";
 
 const OTHER = "\u0000other";
-
-function ItemLink({ id, title }: { id: string; title: string }) {
-  return (
-    <>
-      <Link href={itemHref(id)}>{title}</Link> <code className="id">{id}</code>
-    </>
-  );
-}
 
 function RequestMeta({ request }: { request: InboxEntry }) {
   return (
@@ -36,7 +26,7 @@ function RequestMeta({ request }: { request: InboxEntry }) {
       </div>
       <div>
         <dt>Worker</dt>
-        <dd className="worker">{request.workerId}</dd>
+        <dd><WorkerId id={request.workerId} /></dd>
       </div>
       <div>
         <dt>Item</dt>
@@ -127,7 +117,7 @@ function OpenRequests() {
         <div className="flash" role="status" data-testid="just-resolved">
           {resolved.map((entry) => (
             <p key={entry.id}>
-              Resolved “<bdi>{entry.question}</bdi>”. Item <Link href={itemHref(entry.workItemId)}>{entry.workItemId}</Link> is now{" "}
+              Resolved “<bdi>{entry.question}</bdi>”. Item <ItemIdLink id={entry.workItemId} /> is now{" "}
               <StageBadge stage={entry.stage} />
             </p>
           ))}
@@ -181,7 +171,7 @@ function ResolvedRequests() {
               </div>
               <div>
                 <dt>Asked by</dt>
-                <dd className="worker">{request.workerId}</dd>
+                <dd><WorkerId id={request.workerId} /></dd>
               </div>
               <div>
                 <dt>Kind</dt>
@@ -191,7 +181,7 @@ function ResolvedRequests() {
               </div>
               <div>
                 <dt>Resolved by</dt>
-                <dd>{request.resolvedBy}</dd>
+                <dd>{request.resolvedBy ? <Token text={request.resolvedBy} /> : null}</dd>
               </div>
               <div>
                 <dt>Resolved</dt>

@@ -2,6 +2,7 @@
 
 import type { Neighbourhood, WorkItem } from "./types";
 import { humanize } from "./format";
+import { Token } from "./ui";
 import { itemHref } from "@/server/domain/contract";
 
 /*
@@ -28,10 +29,6 @@ interface Node {
   role: string;
 }
 
-/**
- * One node. Long titles are cut by a clip path rather than shortened, so a link's accessible
- * name (its text) is the full title and stage.
- */
 /** Splits a title into at most two lines of about `width` characters (the second one is clipped if longer). */
 function wrap(title: string, width = 19): [string, string] {
   const words = title.split(/\s+/);
@@ -46,7 +43,7 @@ function wrap(title: string, width = 19): [string, string] {
 
 /**
  * One node. Long titles are cut by a clip path rather than shortened, so a link's accessible
- * name (its text) is the full title and stage.
+ * name (its text) is the full title, stage and id.
  */
 function NodeBox({ node, index, center }: { node: Node; index: string; center?: boolean }) {
   const clipId = `node-clip-${index}`;
@@ -66,10 +63,13 @@ function NodeBox({ node, index, center }: { node: Node; index: string; center?: 
             </tspan>
           ) : null}
         </text>
-        <text x={node.x + 10} y={node.y + H - 9} className="node-meta">
-          {`${humanize(node.stage)} · ${node.id}`}
-        </text>
       </g>
+      {/* HTML, so an id longer than the node ends in an ellipsis, with the whole id on hover. */}
+      <foreignObject x={node.x + 10} y={node.y + H - 22} width={W - 20} height={18}>
+        <div className="node-meta">
+          <span className="node-stage">{humanize(node.stage)}</span> · <Token text={node.id} />
+        </div>
+      </foreignObject>
     </g>
   );
   if (center) return body;

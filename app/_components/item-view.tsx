@@ -1,22 +1,22 @@
 "use client";
 
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState, type FormEvent, type ReactNode } from "react";
 import { duration } from "./format";
 import { NeighbourhoodGraph } from "./graph";
 import { RevokeLease } from "./revoke-lease";
-import { describeError, useTRPC } from "./trpc";
+import { DataTable, type Column } from "./data-table";
+import { describeError, useTRPC, useTRPCClient } from "./trpc";
 import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
-import { Age, ApiError, Countdown, Empty, Loading, OutcomeBadge, Section, StageBadge, Time } from "./ui";
-import { itemHref } from "@/server/domain/contract";
+import { Age, ApiError, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, Time, Token, WorkerId } from "./ui";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
 
 function ItemRef({ item }: { item: { id: string; title: string; stage: string } }) {
   return (
     <>
-      <Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code> <StageBadge stage={item.stage} />
+      <ItemLink id={item.id} title={item.title} /> <StageBadge stage={item.stage} />
     </>
   );
 }
@@ -32,7 +32,7 @@ function waitingOnLines(reason: WaitingOn): Line[] {
         key: `a-${request.id}`,
         node: (
           <>
-            Waiting for an answer to <q>{request.question}</q> (asked by <span className="worker">{request.workerId}</span>,{" "}
+            Waiting for an answer to <q>{request.question}</q> (asked by <WorkerId id={request.workerId} />,{" "}
             <Age since={request.createdAt} />). <Link href="/attention">Answer it in the inbox</Link>
           </>
         ),
@@ -42,7 +42,7 @@ function waitingOnLines(reason: WaitingOn): Line[] {
         key: "lease",
         node: reason.lease ? (
           <>
-            Leased by <span className="worker">{reason.lease.workerId}</span> (epoch {reason.lease.epoch}); time left <Countdown expiresAt={reason.lease.expiresAt} />
+            Leased by <WorkerId id={reason.lease.workerId} /> (epoch {reason.lease.epoch}); time left <Countdown expiresAt={reason.lease.expiresAt} />
           </>
         ) : (
           <>Leased.</>
@@ -74,7 +74,7 @@ function waitingOnLines(reason: WaitingOn): Line[] {
           key: `ad-${blocker.ancestorId}-${blocker.id}`,
           node: (
             <>
-              Blocked through ancestor <Link href={itemHref(blocker.ancestorId)}>{blocker.ancestorId}</Link>, which depends on <ItemRef item={blocker} />
+              Blocked through ancestor <ItemIdLink id={blocker.ancestorId} />, which depends on <ItemRef item={blocker} />
             </>
           ),
         })),
@@ -242,7 +242,7 @@ function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood })
           <ul className="plain" data-testid="dependencies">
             {(around?.dependencies ?? item.dependsOn.map((id) => ({ id, title: id, stage: "" }))).map((dep) => (
               <li key={dep.id}>
-                {dep.stage ? <ItemRef item={dep} /> : <Link href={itemHref(dep.id)}>{dep.id}</Link>}{" "}
+                {dep.stage ? <ItemRef item={dep} /> : <ItemIdLink id={dep.id} />}{" "}
                 {open ? <RemoveDependencyButton item={item} dependsOnId={dep.id} /> : null}
               </li>
             ))}
@@ -270,7 +270,7 @@ function Relations({ item, around }: { item: WorkItem; around?: Neighbourhood })
       </div>
       <div>
         <h3>Parent</h3>
-        {around?.ancestors[0] ? <ItemRef item={around.ancestors[0]} /> : item.parentId ? <Link href={itemHref(item.parentId)}>{item.parentId}</Link> : <p className="muted">None (a root item).</p>}
+        {around?.ancestors[0] ? <ItemRef item={around.ancestors[0]} /> : item.parentId ? <ItemIdLink id={item.parentId} /> : <p className="muted">None (a root item).</p>}
       </div>
       <div>
         <h3>Children {around && around.childCount > 0 ? <span className="muted">({around.childCount})</span> : null}</h3>
@@ -307,7 +307,7 @@ function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attenti
         return (
           <li key={lease.id} className={`timeline-entry tl-${lease.outcome ?? "live"}`} data-epoch={lease.epoch} data-outcome={lease.outcome ?? "live"}>
             <div className="timeline-head">
-              <span className="epoch-chip">epoch {lease.epoch}</span> <span className="worker">{lease.workerId}</span>{" "}
+              <span className="epoch-chip">epoch {lease.epoch}</span> <WorkerId id={lease.workerId} />{" "}
               <OutcomeBadge outcome={lease.outcome} />
             </div>
             <p className="timeline-times">
@@ -329,7 +329,7 @@ function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attenti
             </p>
             {revocation ? (
               <p className="timeline-revoked" data-testid="revocation">
-                <span className="label">Revoked by</span> {revocation.actor}: {String(revocation.data.reason ?? "")}
+                <span className="label">Revoked by</span> <Token text={revocation.actor} />: {String(revocation.data.reason ?? "")}
               </p>
             ) : null}
             {asked.map((request) => (
@@ -340,7 +340,7 @@ function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attenti
                 <p>
                   <span className="label">Answer</span>{" "}
                   {request.resolution ? <span className="resolution-text">{request.resolution}</span> : <span className="muted">not answered yet</span>}
-                  {request.resolvedBy ? <span className="muted"> — {request.resolvedBy}</span> : null}
+                  {request.resolvedBy ? <span className="muted"> — <Token text={request.resolvedBy} /></span> : null}
                 </p>
               </div>
             ))}
@@ -360,13 +360,13 @@ function AttentionRequests({ attention }: { attention: Attention[] }) {
           <p className="question-small">{request.question}</p>
           <p className="muted small">
             <span className="badge kind">{request.kind}</span> {request.blocking ? "blocking" : "not blocking"} · asked by{" "}
-            <span className="worker">{request.workerId}</span> <Age since={request.createdAt} /> · {request.status}
+            <WorkerId id={request.workerId} /> <Age since={request.createdAt} /> · {request.status}
           </p>
           {request.context ? <p className="context">{request.context}</p> : null}
           {request.options.length > 0 ? <p className="small">Options: {request.options.map((option, index) => <bdi key={index} className="option">{option}</bdi>)}</p> : null}
           {request.status === "resolved" ? (
             <p className="resolution">
-              <span className="label">Answer</span> <bdi>{request.resolution}</bdi> <span className="muted">— <bdi>{request.resolvedBy}</bdi>, <Time iso={request.resolvedAt} /></span>
+              <span className="label">Answer</span> <bdi>{request.resolution}</bdi> <span className="muted">— {request.resolvedBy ? <Token text={request.resolvedBy} /> : null}, <Time iso={request.resolvedAt} /></span>
             </p>
           ) : (
             <p>
@@ -414,11 +414,11 @@ export function ItemView({ id }: { id: string }) {
               ? [...around.data.ancestors].reverse().map((ancestor) => (
                   <span key={ancestor.id}>
                     {" / "}
-                    <Link href={itemHref(ancestor.id)}>{ancestor.id}</Link>
+                    <ItemIdLink id={ancestor.id} />
                   </span>
                 ))
               : null}{" "}
-            / <code>{data.id}</code>
+            / <Token text={data.id} code />
           </p>
           <h1>{data.title}</h1>
         </div>
@@ -466,7 +466,7 @@ export function ItemView({ id }: { id: string }) {
             {data.currentLease ? (
               <div className="action-form">
                 <p>
-                  Live lease: <span className="worker">{data.currentLease.workerId}</span>, epoch {data.currentLease.epoch}
+                  Live lease: <WorkerId id={data.currentLease.workerId} />, epoch {data.currentLease.epoch}
                 </p>
                 <RevokeLease lease={data.currentLease} />
               </div>
@@ -495,91 +495,76 @@ export function ItemView({ id }: { id: string }) {
 
 const PAGE_SIZE = 50;
 
-/** Newest first; the first page follows the polling, "Older" adds pages below it. */
+/** Newest first; "Older notes" adds the next page below (notes.list's cursor). */
 function NotesPages({ workItemId }: { workItemId: string }) {
-  const [cursors, setCursors] = useState<string[]>([]);
+  const trpc = useTRPC();
+  const notes = useInfiniteQuery(
+    trpc.notes.list.infiniteQueryOptions({ workItemId, order: "desc", limit: PAGE_SIZE }, { getNextPageParam: (page) => page.nextCursor }),
+  );
+  if (notes.error) return <ApiError error={notes.error} />;
+  if (!notes.data) return <Loading what="notes" />;
+  const items = notes.data.pages.flatMap((page) => page.items);
   return (
     <div data-testid="notes">
-      <NotesPage workItemId={workItemId} last={cursors.length === 0} onOlder={(cursor) => setCursors([cursor])} />
-      {cursors.map((cursor, index) => (
-        <NotesPage key={cursor} workItemId={workItemId} cursor={cursor} last={index === cursors.length - 1}
-          onOlder={(next) => setCursors([...cursors.slice(0, index + 1), next])} />
-      ))}
+      {items.length === 0 ? (
+        <Empty>No notes.</Empty>
+      ) : (
+        <ul className="plain cards">
+          {items.map((note) => (
+            <li key={note.id} className="card">
+              <p className="muted small">
+                <WorkerId id={note.workerId} /> · epoch {note.epoch} · <Time iso={note.createdAt} />
+              </p>
+              <p className="note-content">{note.content}</p>
+            </li>
+          ))}
+        </ul>
+      )}
+      <OlderButton query={notes} what="notes" />
     </div>
   );
 }
 
-function NotesPage({ workItemId, cursor, last, onOlder }: { workItemId: string; cursor?: string; last: boolean; onOlder: (cursor: string) => void }) {
+function OlderButton({ query, what }: { query: { hasNextPage: boolean; isFetchingNextPage: boolean; fetchNextPage: () => unknown }; what: string }) {
+  if (!query.hasNextPage) return null;
+  return (
+    <button type="button" className="button-small" disabled={query.isFetchingNextPage} onClick={() => void query.fetchNextPage()}>
+      Older {what}
+    </button>
+  );
+}
+
+const eventColumns: Column<ItemEvent>[] = [
+  { header: "#", kind: "token", numeric: true, cell: (event) => event.sequence },
+  { header: "Time", kind: "token", cell: (event) => <Time iso={event.createdAt} /> },
+  { header: "Event", kind: "token", cell: (event) => <Token text={event.type} code /> },
+  { header: "Actor", kind: "token", cell: (event) => <Token text={event.actor} /> },
+  { header: "Epoch", kind: "token", numeric: true, cell: (event) => event.epoch ?? "—" },
+  { header: "Details", kind: "text", className: "event-data", cell: (event) => <code>{formatData(event.data)}</code> },
+];
+
+/**
+ * Newest first, like the notes. events.list has no `cursor` input (its descending cursor is
+ * `before`), so tRPC offers no infiniteQueryOptions for it: the infinite query is keyed the way
+ * tRPC keys one (live-updates.ts finds it by path and workItemId) and calls the client itself.
+ */
+function EventPages({ workItemId }: { workItemId: string }) {
   const trpc = useTRPC();
-  const page = useQuery(trpc.notes.list.queryOptions({ workItemId, cursor, order: "desc", limit: PAGE_SIZE }));
-  if (!page.data) return <Loading what="notes" />;
-  if (page.data.items.length === 0 && cursor === undefined) return <Empty>No notes.</Empty>;
+  const client = useTRPCClient();
+  const input = { workItemId, order: "desc" as const, limit: PAGE_SIZE };
+  const events = useInfiniteQuery({
+    queryKey: [...trpc.events.list.pathKey(), { input, type: "infinite" }],
+    queryFn: ({ pageParam, signal }) => client.events.list.query({ ...input, before: pageParam }, { signal }),
+    initialPageParam: undefined as number | undefined,
+    getNextPageParam: (page) => (page.nextCursor === null ? undefined : Number(page.nextCursor)),
+  });
+  if (events.error) return <ApiError error={events.error} />;
+  if (!events.data) return <Loading what="events" />;
   return (
     <>
-      <ul className="plain cards">
-        {page.data.items.map((note) => (
-          <li key={note.id} className="card">
-            <p className="muted small">
-              <span className="worker">{note.workerId}</span> · epoch {note.epoch} · <Time iso={note.createdAt} />
-            </p>
-            <p className="note-content">{note.content}</p>
-          </li>
-        ))}
-      </ul>
-      {last && page.data.nextCursor ? <button type="button" className="button-small" onClick={() => onOlder(page.data.nextCursor!)}>Older notes</button> : null}
+      <DataTable columns={eventColumns} rows={events.data.pages.flatMap((page) => page.items)} rowKey={(event) => event.sequence} testId="events" className="events" />
+      <OlderButton query={events} what="events" />
     </>
-  );
-}
-
-/** Newest first, like the notes. */
-function EventPages({ workItemId }: { workItemId: string }) {
-  const [cursors, setCursors] = useState<number[]>([]);
-  return (
-    <table className="table responsive events" data-testid="events">
-      <thead>
-        <tr>
-          <th scope="col">#</th>
-          <th scope="col">Time</th>
-          <th scope="col">Event</th>
-          <th scope="col">Actor</th>
-          <th scope="col">Epoch</th>
-          <th scope="col">Details</th>
-        </tr>
-      </thead>
-      <EventPage workItemId={workItemId} last={cursors.length === 0} onOlder={(before) => setCursors([before])} />
-      {cursors.map((before, index) => (
-        <EventPage key={before} workItemId={workItemId} before={before} last={index === cursors.length - 1}
-          onOlder={(next) => setCursors([...cursors.slice(0, index + 1), next])} />
-      ))}
-    </table>
-  );
-}
-
-function EventPage({ workItemId, before, last, onOlder }: { workItemId: string; before?: number; last: boolean; onOlder: (before: number) => void }) {
-  const trpc = useTRPC();
-  const page = useQuery(trpc.events.list.queryOptions({ workItemId, before, order: "desc", limit: PAGE_SIZE }));
-  return (
-    <tbody>
-      {!page.data ? (
-        <tr><td colSpan={6}><Loading what="events" /></td></tr>
-      ) : (
-        page.data.items.map((event) => (
-          <tr key={event.sequence}>
-            <td data-label="#" className="num">{event.sequence}</td>
-            <td data-label="Time"><Time iso={event.createdAt} /></td>
-            <td data-label="Event"><code>{event.type}</code></td>
-            <td data-label="Actor">{event.actor}</td>
-            <td data-label="Epoch" className="num">{event.epoch ?? "—"}</td>
-            <td data-label="Details" className="event-data"><code>{formatData(event.data)}</code></td>
-          </tr>
-        ))
-      )}
-      {last && page.data?.nextCursor ? (
-        <tr>
-          <td colSpan={6}><button type="button" className="button-small" onClick={() => onOlder(Number(page.data.nextCursor))}>Older events</button></td>
-        </tr>
-      ) : null}
-    </tbody>
   );
 }
 

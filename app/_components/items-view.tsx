@@ -3,12 +3,13 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useEffect, useState, type FormEvent } from "react";
+import { DataTable, type Column } from "./data-table";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import { STAGES, type Stage, type WorkItem } from "./types";
-import { Age, ApiError, Empty, Loading, StageBadge } from "./ui";
-import { useUrlState } from "./url-state";
+import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, WorkerId } from "./ui";
 import { itemHref } from "@/server/domain/contract";
+import { useUrlState } from "./url-state";
 
 const PAGE_SIZE = 25;
 
@@ -97,6 +98,15 @@ export function CreateItemForm({ onCreated }: { onCreated?: (item: WorkItem) => 
   );
 }
 
+const itemColumns: Column<WorkItem>[] = [
+  { header: "Item", kind: "text", cell: (item) => <span className="cell"><ItemLink id={item.id} title={item.title} /></span> },
+  { header: "Stage", kind: "token", cell: (item) => <StageBadge stage={item.stage} /> },
+  { header: "Priority", kind: "token", numeric: true, cell: (item) => item.priority },
+  { header: "Parent", kind: "token", cell: (item) => (item.parentId ? <ItemIdLink id={item.parentId} /> : <span className="muted">—</span>) },
+  { header: "Worker", kind: "token", cell: (item) => (item.currentLease ? <WorkerId id={item.currentLease.workerId} /> : <span className="muted">—</span>) },
+  { header: "Created", kind: "token", cell: (item) => <Age since={item.createdAt} /> },
+];
+
 export function ItemsView({ initialStage, initialSearch }: { initialStage: string; initialSearch: string }) {
   const trpc = useTRPC();
   const [stage, setStage] = useUrlState("stage", STAGES.includes(initialStage as Stage) ? initialStage : "");
@@ -160,34 +170,13 @@ export function ItemsView({ initialStage, initialSearch }: { initialStage: strin
       ) : items.data.items.length === 0 ? (
         <Empty>{cursors.length > 1 ? "No more items." : "No items match."}</Empty>
       ) : (
-        <table className="table responsive" data-testid="items-table">
-          <thead>
-            <tr>
-              <th scope="col">Item</th>
-              <th scope="col">Stage</th>
-              <th scope="col">Priority</th>
-              <th scope="col">Parent</th>
-              <th scope="col">Worker</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {items.data.items.map((item) => (
-              <tr key={item.id} data-item-id={item.id} className={item.stage === "needs_attention" ? "highlight-row" : undefined}>
-                <td data-label="Item">
-                  <span className="cell"><Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code></span>
-                </td>
-                <td data-label="Stage"><StageBadge stage={item.stage} /></td>
-                <td data-label="Priority" className="num">{item.priority}</td>
-                <td data-label="Parent">
-                  {item.parentId ? <Link href={itemHref(item.parentId)}>{item.parentId}</Link> : <span className="muted">—</span>}
-                </td>
-                <td data-label="Worker">{item.currentLease?.workerId ?? <span className="muted">—</span>}</td>
-                <td data-label="Created"><Age since={item.createdAt} /></td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          columns={itemColumns}
+          rows={items.data.items}
+          rowKey={(item) => item.id}
+          rowAttributes={(item) => ({ "data-item-id": item.id, className: item.stage === "needs_attention" ? "highlight-row" : undefined })}
+          testId="items-table"
+        />
       )}
       <nav className="pager" aria-label="Pages">
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors((list) => list.slice(0, -1))}>

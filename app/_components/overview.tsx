@@ -7,10 +7,10 @@ import { humanize } from "./format";
 import { LeaseTable } from "./lease-tables";
 import { OutcomeCounts } from "./outcome-counts";
 import { useSummary } from "./shell";
+import { DataTable, type Column } from "./data-table";
 import { useTRPC } from "./trpc";
-import { STAGES } from "./types";
-import { Age, ApiError, Empty, Loading, Section, StageBadge } from "./ui";
-import { itemHref } from "@/server/domain/contract";
+import { STAGES, type Outputs } from "./types";
+import { Age, ApiError, Empty, ItemLink, Loading, Section, StageBadge, WorkerId } from "./ui";
 
 function StageCounts() {
   const summary = useSummary();
@@ -61,9 +61,8 @@ function NeedsAttention() {
       <ul className="attention-items">
         {items.data.items.map((item) => (
           <li key={item.id} className="highlight-row">
-            <StageBadge stage={item.stage} /> <Link href={itemHref(item.id)}>{item.title}</Link>{" "}
-            <code className="id">{item.id}</code>
-            {item.previousWorkerId ? <span className="muted"> · asked by {item.previousWorkerId}</span> : null}
+            <StageBadge stage={item.stage} /> <ItemLink id={item.id} title={item.title} />
+            {item.previousWorkerId ? <span className="muted"> · asked by <WorkerId id={item.previousWorkerId} /></span> : null}
           </li>
         ))}
       </ul>
@@ -75,6 +74,16 @@ function NeedsAttention() {
     </Section>
   );
 }
+
+type QueuedItem = Outputs["workItems"]["queue"][number];
+
+const queueColumns: Column<QueuedItem>[] = [
+  { header: "#", kind: "token", cell: (_item, index) => index + 1 },
+  { header: "Item", kind: "text", cell: (item) => <span className="cell"><ItemLink id={item.id} title={item.title} /></span> },
+  { header: "Priority", kind: "token", numeric: true, cell: (item) => item.priority },
+  { header: "Age", kind: "token", cell: (item) => <Age since={item.createdAt} suffix="" /> },
+  { header: "Previous worker", kind: "token", cell: (item) => (item.previousWorkerId ? <WorkerId id={item.previousWorkerId} /> : <span className="muted">—</span>) },
+];
 
 function ReadyQueue() {
   const trpc = useTRPC();
@@ -98,30 +107,7 @@ function ReadyQueue() {
       ) : queue.data.length === 0 ? (
         <Empty>Nothing is ready to claim.</Empty>
       ) : (
-        <table className="table responsive" data-testid="ready-queue">
-          <thead>
-            <tr>
-              <th scope="col">#</th>
-              <th scope="col">Item</th>
-              <th scope="col">Priority</th>
-              <th scope="col">Age</th>
-              <th scope="col">Previous worker</th>
-            </tr>
-          </thead>
-          <tbody>
-            {queue.data.map((item, index) => (
-              <tr key={item.id} data-item-id={item.id}>
-                <td data-label="#">{index + 1}</td>
-                <td data-label="Item">
-                  <span className="cell"><Link href={itemHref(item.id)}>{item.title}</Link> <code className="id">{item.id}</code></span>
-                </td>
-                <td data-label="Priority" className="num">{item.priority}</td>
-                <td data-label="Age"><Age since={item.createdAt} suffix="" /></td>
-                <td data-label="Previous worker">{item.previousWorkerId ?? <span className="muted">—</span>}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable columns={queueColumns} rows={queue.data} rowKey={(item) => item.id} rowAttributes={(item) => ({ "data-item-id": item.id })} testId="ready-queue" />
       )}
     </Section>
   );

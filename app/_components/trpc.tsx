@@ -9,7 +9,7 @@ import { CSRF_HEADER } from "@/server/domain/contract";
 import { POLL_MS } from "./constants";
 import { useLiveUpdates } from "./live-updates";
 
-export const { TRPCProvider, useTRPC } = createTRPCContext<AppRouter>();
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
 /** reason / code / message of a failed tRPC call (API.md "Errors"). */
 export function describeError(error: unknown): { reason: string; message: string; code?: string } {

@@ -1,9 +1,11 @@
 "use client";
 
+import Link from "next/link";
 import type { ReactNode } from "react";
 import { useServerNow } from "./clock";
 import { clockTime, countdown, dateTime, duration, humanize } from "./format";
 import { describeError } from "./trpc";
+import { itemHref } from "@/server/domain/contract";
 
 export function StageBadge({ stage }: { stage: string }) {
   return (
@@ -20,6 +22,44 @@ export function OutcomeBadge({ outcome }: { outcome: string | null }) {
       {humanize(outcome)}
     </span>
   );
+}
+
+/**
+ * A name the dashboard shows but nobody wrote as prose: an id, a worker, an actor, an event type.
+ * It never breaks inside a word; when it is longer than its place it ends in an ellipsis, and its
+ * title shows it whole on hover.
+ */
+export function Token({ text, code = false, className }: { text: string; code?: boolean; className?: string }) {
+  const Tag = code ? "code" : "span";
+  return (
+    <span className="token">
+      <Tag className={className} title={text}>
+        {text}
+      </Tag>
+    </span>
+  );
+}
+
+/** An item's title linking to its page, then its id. */
+export function ItemLink({ id, title }: { id: string; title: string }) {
+  return (
+    <>
+      <Link href={itemHref(id)}>{title}</Link> <Token text={id} code className="id" />
+    </>
+  );
+}
+
+/** An item's id linking to its page (where its title is not at hand). */
+export function ItemIdLink({ id }: { id: string }) {
+  return (
+    <Link href={itemHref(id)}>
+      <Token text={id} />
+    </Link>
+  );
+}
+
+export function WorkerId({ id }: { id: string }) {
+  return <Token text={id} className="worker" />;
 }
 
 /** An absolute time (browser time zone), full ISO in the tooltip. */

@@ -1,10 +1,14 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { Fragment, useState, type FormEvent } from "react";
 import { POLL_MS } from "./constants";
+import { DataTable, type Column } from "./data-table";
 import { useTRPC } from "./trpc";
-import { ApiError, Empty, Loading, Section, Time } from "./ui";
+import type { Outputs } from "./types";
+import { ApiError, Empty, Loading, Section, Time, Token } from "./ui";
+
+type Webhook = Outputs["webhooks"]["list"][number];
 
 const EMPTY_FORM = { url: "", events: "*", format: "json" as "json" | "slack", label: "" };
 
@@ -59,6 +63,40 @@ function AddWebhook({ onCreated }: { onCreated: (created: { id: string; secret: 
   );
 }
 
+type Delivery = Outputs["webhooks"]["deliveries"][number];
+
+const deliveryColumns: Column<Delivery>[] = [
+  { header: "Created", kind: "token", cell: (d) => <Time iso={d.createdAt} /> },
+  {
+    header: "Event",
+    kind: "token",
+    cell: (d) => (
+      <>
+        <Token text={d.eventType} code /> {d.eventSequence > 0 ? <span className="muted">#{d.eventSequence}</span> : null}
+      </>
+    ),
+  },
+  { header: "Status", kind: "token", cell: (d) => <span className={`badge webhook-status-${d.status}`}>{d.status}</span> },
+  { header: "Attempts", kind: "token", numeric: true, cell: (d) => d.attempts },
+  {
+    header: "Response",
+    kind: "text",
+    cell: (d) => (
+      <>
+        {d.responseStatus ?? <span className="muted">—</span>}
+        {d.responseBody ? (
+          <details>
+            <summary>body</summary>
+            <pre className="webhook-response">{d.responseBody}</pre>
+          </details>
+        ) : null}
+      </>
+    ),
+  },
+  { header: "Error", kind: "text", cell: (d) => d.error ?? <span className="muted">—</span> },
+  { header: "Next attempt", kind: "token", cell: (d) => <Time iso={d.nextAttemptAt} /> },
+];
+
 function Deliveries({ webhookId }: { webhookId: string }) {
   const trpc = useTRPC();
   // Attempts write no event, so the event stream cannot announce them: poll every second while
@@ -71,44 +109,13 @@ function Deliveries({ webhookId }: { webhookId: string }) {
   if (!deliveries.data) return <Loading what="deliveries" />;
   if (deliveries.data.length === 0) return <Empty>No deliveries yet. Send a test event, or wait for a matching event.</Empty>;
   return (
-    <table className="table responsive" data-testid="webhook-deliveries">
-      <thead>
-        <tr>
-          <th scope="col">Created</th>
-          <th scope="col">Event</th>
-          <th scope="col">Status</th>
-          <th scope="col">Attempts</th>
-          <th scope="col">Response</th>
-          <th scope="col">Error</th>
-          <th scope="col">Next attempt</th>
-        </tr>
-      </thead>
-      <tbody>
-        {deliveries.data.map((d) => (
-          <tr key={d.id} data-delivery-id={d.id} data-status={d.status}>
-            <td data-label="Created"><Time iso={d.createdAt} /></td>
-            <td data-label="Event">
-              <code>{d.eventType}</code> {d.eventSequence > 0 ? <span className="muted">#{d.eventSequence}</span> : null}
-            </td>
-            <td data-label="Status">
-              <span className={`badge webhook-status-${d.status}`}>{d.status}</span>
-            </td>
-            <td data-label="Attempts" className="num">{d.attempts}</td>
-            <td data-label="Response">
-              {d.responseStatus ?? <span className="muted">—</span>}
-              {d.responseBody ? (
-                <details>
-                  <summary>body</summary>
-                  <pre className="webhook-response">{d.responseBody}</pre>
-                </details>
-              ) : null}
-            </td>
-            <td data-label="Error">{d.error ?? <span className="muted">—</span>}</td>
-            <td data-label="Next attempt"><Time iso={d.nextAttemptAt} /></td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <DataTable
+      columns={deliveryColumns}
+      rows={deliveries.data}
+      rowKey={(delivery) => delivery.id}
+      rowAttributes={(delivery) => ({ "data-delivery-id": delivery.id, "data-status": delivery.status })}
+      testId="webhook-deliveries"
+    />
   );
 }
 
@@ -131,6 +138,50 @@ export function WebhooksView() {
     }),
   );
   const shown = selected ?? webhooks.data?.[0]?.id ?? null;
+  const webhookColumns: Column<Webhook>[] = [
+    { header: "Webhook", kind: "text", cell: (w) => <>{w.label ? <strong>{w.label}</strong> : null} <code className="webhook-url">{w.url}</code></> },
+    {
+      header: "Events",
+      kind: "text",
+      cell: (w) => w.events.map((pattern, index) => <Fragment key={pattern}>{index > 0 ? ", " : null}<Token text={pattern} /></Fragment>),
+    },
+    { header: "Format", kind: "token", cell: (w) => w.format },
+    {
+      header: "Health",
+      kind: "text",
+      cell: (w) =>
+        w.failing ? (
+          <span className="badge badge-warn" title={w.lastError ?? undefined}>failing: {w.lastError}</span>
+        ) : w.lastDeliveredAt ? (
+          <span>delivered <Time iso={w.lastDeliveredAt} /></span>
+        ) : (
+          <span className="muted">nothing delivered yet</span>
+        ),
+    },
+    {
+      header: "Actions",
+      kind: "text",
+      cell: (w) => (
+        <div className="row">
+          <button type="button" className="button-small" onClick={() => setSelected(w.id)} aria-pressed={w.id === shown}>
+            Deliveries
+          </button>
+          <button type="button" className="button-small" disabled={test.isPending} onClick={() => test.mutate({ id: w.id })}>
+            Send test event
+          </button>
+          {confirmDelete === w.id ? (
+            <button type="button" className="button-small button-danger" disabled={remove.isPending} onClick={() => remove.mutate({ id: w.id })}>
+              Confirm delete
+            </button>
+          ) : (
+            <button type="button" className="button-small button-danger" onClick={() => setConfirmDelete(w.id)}>
+              Delete
+            </button>
+          )}
+        </div>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -162,56 +213,13 @@ export function WebhooksView() {
         ) : webhooks.data.length === 0 ? (
           <Empty>No webhooks yet.</Empty>
         ) : (
-          <table className="table responsive" data-testid="webhooks">
-            <thead>
-              <tr>
-                <th scope="col">Webhook</th>
-                <th scope="col">Events</th>
-                <th scope="col">Format</th>
-                <th scope="col">Health</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.data.map((w) => (
-                <tr key={w.id} data-webhook-id={w.id} className={w.id === shown ? "highlight-row" : undefined}>
-                  <td data-label="Webhook">
-                    {w.label ? <strong>{w.label}</strong> : null} <code className="webhook-url">{w.url}</code>
-                  </td>
-                  <td data-label="Events">{w.events.join(", ")}</td>
-                  <td data-label="Format">{w.format}</td>
-                  <td data-label="Health">
-                    {w.failing ? (
-                      <span className="badge badge-warn" title={w.lastError ?? undefined}>failing: {w.lastError}</span>
-                    ) : w.lastDeliveredAt ? (
-                      <span>delivered <Time iso={w.lastDeliveredAt} /></span>
-                    ) : (
-                      <span className="muted">nothing delivered yet</span>
-                    )}
-                  </td>
-                  <td data-label="Actions">
-                    <div className="row">
-                      <button type="button" className="button-small" onClick={() => setSelected(w.id)} aria-pressed={w.id === shown}>
-                        Deliveries
-                      </button>
-                      <button type="button" className="button-small" disabled={test.isPending} onClick={() => test.mutate({ id: w.id })}>
-                        Send test event
-                      </button>
-                      {confirmDelete === w.id ? (
-                        <button type="button" className="button-small button-danger" disabled={remove.isPending} onClick={() => remove.mutate({ id: w.id })}>
-                          Confirm delete
-                        </button>
-                      ) : (
-                        <button type="button" className="button-small button-danger" onClick={() => setConfirmDelete(w.id)}>
-                          Delete
-                        </button>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            columns={webhookColumns}
+            rows={webhooks.data}
+            rowKey={(w) => w.id}
+            rowAttributes={(w) => ({ "data-webhook-id": w.id, className: w.id === shown ? "highlight-row" : undefined })}
+            testId="webhooks"
+          />
         )}
       </Section>
       {shown ? (

@@ -6,7 +6,8 @@ import { useId, useState, type FormEvent } from "react";
 import { useServerNow } from "./clock";
 import { useTRPC } from "./trpc";
 import type { Outputs } from "./types";
-import { Age, ApiError, Empty, Loading, Section } from "./ui";
+import { DataTable, type Column } from "./data-table";
+import { Age, ApiError, Empty, Loading, Section, WorkerId } from "./ui";
 
 type Worker = Outputs["workers"]["list"][number];
 
@@ -80,6 +81,35 @@ function DrainControl({ worker }: { worker: Worker }) {
   );
 }
 
+const workerColumns: Column<Worker>[] = [
+  {
+    header: "Worker",
+    kind: "token",
+    cell: (worker) => <Link href={`/leases?worker=${encodeURIComponent(worker.workerId)}`}><WorkerId id={worker.workerId} /></Link>,
+  },
+  { header: "Live leases", kind: "token", numeric: true, className: "live-leases", cell: (worker) => worker.liveLeases },
+  { header: "Last seen", kind: "token", cell: (worker) => <LastSeen worker={worker} /> },
+  { header: "Last hour: claimed", label: "Claimed (last hour)", kind: "token", numeric: true, cell: (worker) => worker.lastHour.claimed },
+  { header: "released", label: "Released", kind: "token", numeric: true, cell: (worker) => worker.lastHour.released },
+  { header: "expired", label: "Expired", kind: "token", numeric: true, cell: (worker) => worker.lastHour.expired },
+  { header: "revoked", label: "Revoked", kind: "token", numeric: true, cell: (worker) => worker.lastHour.revoked },
+  {
+    header: "State",
+    kind: "text",
+    className: "worker-state",
+    cell: (worker) =>
+      worker.drained ? (
+        <>
+          <span className="badge badge-drained">drained</span>
+          {worker.drainReason ? <span className="muted small"> {worker.drainReason}</span> : null}
+        </>
+      ) : (
+        <span className="badge stage-ready">claiming</span>
+      ),
+  },
+  { header: "Actions", hideHeader: true, kind: "text", cell: (worker) => <DrainControl worker={worker} /> },
+];
+
 export function WorkersView() {
   const trpc = useTRPC();
   const workers = useQuery(trpc.workers.list.queryOptions({}));
@@ -98,47 +128,13 @@ export function WorkersView() {
         ) : workers.data.length === 0 ? (
           <Empty>No worker has been seen yet.</Empty>
         ) : (
-          <table className="table responsive" data-testid="workers">
-            <thead>
-              <tr>
-                <th scope="col">Worker</th>
-                <th scope="col">Live leases</th>
-                <th scope="col">Last seen</th>
-                <th scope="col">Last hour: claimed</th>
-                <th scope="col">released</th>
-                <th scope="col">expired</th>
-                <th scope="col">revoked</th>
-                <th scope="col">State</th>
-                <th scope="col"><span className="visually-hidden">Actions</span></th>
-              </tr>
-            </thead>
-            <tbody>
-              {workers.data.map((worker) => (
-                <tr key={worker.workerId} data-worker-id={worker.workerId} data-drained={worker.drained ? "true" : "false"}>
-                  <td data-label="Worker" className="worker">
-                    <Link href={`/leases?worker=${encodeURIComponent(worker.workerId)}`}>{worker.workerId}</Link>
-                  </td>
-                  <td data-label="Live leases" className="num live-leases">{worker.liveLeases}</td>
-                  <td data-label="Last seen"><LastSeen worker={worker} /></td>
-                  <td data-label="Claimed (last hour)" className="num">{worker.lastHour.claimed}</td>
-                  <td data-label="Released" className="num">{worker.lastHour.released}</td>
-                  <td data-label="Expired" className="num">{worker.lastHour.expired}</td>
-                  <td data-label="Revoked" className="num">{worker.lastHour.revoked}</td>
-                  <td data-label="State" className="worker-state">
-                    {worker.drained ? (
-                      <>
-                        <span className="badge badge-drained">drained</span>
-                        {worker.drainReason ? <span className="muted small"> {worker.drainReason}</span> : null}
-                      </>
-                    ) : (
-                      <span className="badge stage-ready">claiming</span>
-                    )}
-                  </td>
-                  <td data-label="Actions"><DrainControl worker={worker} /></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            columns={workerColumns}
+            rows={workers.data}
+            rowKey={(worker) => worker.workerId}
+            rowAttributes={(worker) => ({ "data-worker-id": worker.workerId, "data-drained": worker.drained ? "true" : "false" })}
+            testId="workers"
+          />
         )}
       </Section>
     </>

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
-import { admin, agentClient, attributeNow, eventually, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
+import { admin, agentClient, attributeNow, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
 
 let browser: Browser;
 beforeAll(async () => {
@@ -36,8 +36,9 @@ describe("attention inbox", () => {
 
     // It appears in the inbox with its options, kind, worker and item; the nav count goes up.
     const card = page.locator(`[data-request-id="${asked.request.id}"]`);
-    const shown = await eventually(() => card.count(), (n) => n === 1, LIVE_MS);
-    console.log(`attention request visible after ${shown.ms} ms`);
+    const asking = Date.now();
+    await card.waitFor({ state: "attached", timeout: LIVE_MS });
+    console.log(`attention request visible after ${Date.now() - asking} ms`);
     expect(await card.getByRole("heading").textContent()).toBe(question);
     expect(await card.getByRole("radio").count()).toBe(3); // two options + "write a different answer"
     await card.getByRole("radio", { name: "eu-west-1" }).waitFor();
@@ -45,11 +46,9 @@ describe("attention inbox", () => {
     const text = (await card.textContent()) ?? "";
     for (const expected of ["decision", "blocking", worker, "Set up the read replica", "Latency matters most"]) expect(text).toContain(expected);
     expect(await card.getByRole("link", { name: "Set up the read replica" }).getAttribute("href")).toBe(`/items/${itemId}`);
-    await eventually(
-      async () => Number((await textNow(page, '[data-testid="attention-count"]'))?.replace(/\D/g, "") ?? "0"),
-      (n) => n >= countBefore + 1,
-      1_000,
-    );
+    await expect
+      .poll(async () => Number((await textNow(page, '[data-testid="attention-count"]'))?.replace(/\D/g, "") ?? "0"), { timeout: 1_000 })
+      .toBeGreaterThanOrEqual(countBefore + 1);
 
     // The human picks an option and submits.
     const resolve = card.getByRole("button", { name: "Resolve" });
@@ -58,7 +57,7 @@ describe("attention inbox", () => {
     await resolve.click();
     await page.getByTestId("just-resolved").getByText(question, { exact: false }).waitFor();
     expect(await attributeNow(page, '[data-testid="just-resolved"] [data-stage]', "data-stage")).toBe("ready");
-    await eventually(() => card.count(), (n) => n === 0, LIVE_MS);
+    await card.waitFor({ state: "detached", timeout: LIVE_MS });
 
     // Resolved tab: resolver, time, answer, the item's stage now.
     await page.getByRole("button", { name: "Resolved" }).click();
@@ -73,11 +72,7 @@ describe("attention inbox", () => {
     // Back in the ready queue: first for its previous worker (continuity).
     await page.goto("/");
     await page.getByLabel("As seen by worker").fill(worker);
-    await eventually(
-      () => attributeNow(page, '[data-testid="ready-queue"] tbody tr:first-child', "data-item-id"),
-      (id) => id === itemId,
-      3_000,
-    );
+    await expect.poll(() => attributeNow(page, '[data-testid="ready-queue"] tbody tr:first-child', "data-item-id"), { timeout: 3_000 }).toBe(itemId);
     expect(await textNow(page, '[data-testid="ready-queue"] tbody tr:first-child')).toContain(worker); // previous worker column
 
     // The item page: the lease ended with attention_requested, with the question and the answer.
@@ -97,7 +92,7 @@ describe("attention inbox", () => {
     const answers = (resumed as unknown as { attention: { id: string; resolution: string | null }[] }).attention;
     expect(answers).toEqual([expect.objectContaining({ id: asked.request.id, resolution: "eu-west-1" })]);
     // …and the page shows epoch 2 live, without a reload.
-    await eventually(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), (o) => o === "live", LIVE_MS);
+    await expect.poll(() => attributeNow(page, '[data-testid="lease-history"] [data-epoch="2"]', "data-outcome"), { timeout: LIVE_MS }).toBe("live");
     await context.close();
   });
 
@@ -137,7 +132,7 @@ describe("attention inbox", () => {
     expect(await card.getByRole("alert").textContent()).toContain("ALREADY_RESOLVED");
     release();
     await page.unroute(isInbox);
-    await eventually(() => card.count(), (n) => n === 0, LIVE_MS);
+    await card.waitFor({ state: "detached", timeout: LIVE_MS });
     await context.close();
   });
 
@@ -167,7 +162,7 @@ describe("attention inbox", () => {
     // The focused control is visibly marked.
     expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe("none");
     await page.keyboard.press("Enter");
-    await eventually(async () => (await admin.attention.get.query({ id: asked.request.id })).resolution, (r) => r === "04:00 UTC", 3_000);
+    await expect.poll(async () => (await admin.attention.get.query({ id: asked.request.id })).resolution, { timeout: 3_000 }).toBe("04:00 UTC");
     await context.close();
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, BrowserContext } from "playwright-core";
-import { admin, agentClient, attributeNow, eventually, launchBrowser, operatorContext, run, seriousViolations } from "./support";
+import { admin, agentClient, attributeNow, launchBrowser, operatorContext, run, seriousViolations } from "./support";
 
 /*
  * Operator control in the dashboard: revoke a lease (the worker's next call is fenced), drain a
@@ -46,11 +46,7 @@ describe("operator control", () => {
     await form.getByLabel(/Why revoke/).fill(reason);
     await submit.click();
 
-    await eventually(
-      () => attributeNow(page, `[data-testid="recent-leases"] tr[data-lease-id="${lease.id}"] [data-outcome]`, "data-outcome"),
-      (outcome) => outcome === "revoked",
-      5_000,
-    );
+    await expect.poll(() => attributeNow(page, `[data-testid="recent-leases"] tr[data-lease-id="${lease.id}"] [data-outcome]`, "data-outcome"), { timeout: 5_000 }).toBe("revoked");
     expect(await page.locator(`[data-testid="active-leases"] tr[data-lease-id="${lease.id}"]`).count()).toBe(0);
 
     // The worker's next call is fenced, with the reason.
@@ -62,8 +58,9 @@ describe("operator control", () => {
     const entry = page.locator(`[data-testid="lease-history"] [data-epoch="1"]`);
     await entry.waitFor();
     expect(await entry.getAttribute("data-outcome")).toBe("revoked");
-    const revocation = await eventually(() => entry.getByTestId("revocation").textContent().catch(() => ""), (text) => (text ?? "").includes(reason), 5_000);
-    expect(revocation.value).toMatch(/Revoked by operator:/);
+    const revocation = entry.getByTestId("revocation").filter({ hasText: reason });
+    await revocation.waitFor({ timeout: 5_000 });
+    expect(await revocation.textContent()).toMatch(/Revoked by operator:/);
     expect(await attributeNow(page, '[data-testid="stage-reason"] [data-stage]', "data-stage")).toBe("ready");
     expect(await seriousViolations(page)).toEqual([]);
     await page.close();
@@ -80,7 +77,7 @@ describe("operator control", () => {
     await page.getByRole("button", { name: `Revoke ${worker}'s lease on ${itemId}` }).click();
     await page.getByLabel(/Why revoke/).fill("Needs a human decision first");
     await page.getByRole("button", { name: "Revoke lease" }).click();
-    await eventually(() => attributeNow(page, `[data-testid="lease-history"] [data-epoch="1"]`, "data-outcome"), (o) => o === "revoked", 5_000);
+    await expect.poll(() => attributeNow(page, `[data-testid="lease-history"] [data-epoch="1"]`, "data-outcome"), { timeout: 5_000 }).toBe("revoked");
     expect((await admin.leases.get.query({ leaseId: lease.id })).outcome).toBe("revoked");
     await page.close();
   });
@@ -101,7 +98,7 @@ describe("operator control", () => {
     await row.getByRole("button", { name: `Drain ${worker}` }).click();
     await row.getByLabel(/Reason/).fill("Rolling out a new model");
     await row.getByRole("button", { name: `Drain ${worker}` }).click();
-    await eventually(() => row.getAttribute("data-drained"), (drained) => drained === "true", 5_000);
+    await expect.poll(() => row.getAttribute("data-drained"), { timeout: 5_000 }).toBe("true");
     expect(await row.locator(".worker-state").textContent()).toContain("Rolling out a new model");
 
     const refused = await refusalOf(agent.leases.claim.mutate({ workItemId: `drain-next-${run}`, durationSeconds: 60 }));
@@ -112,7 +109,7 @@ describe("operator control", () => {
     expect(await seriousViolations(page)).toEqual([]);
 
     await row.getByRole("button", { name: `Undrain ${worker}` }).click();
-    await eventually(() => row.getAttribute("data-drained"), (drained) => drained === "false", 5_000);
+    await expect.poll(() => row.getAttribute("data-drained"), { timeout: 5_000 }).toBe("false");
     expect((await agent.leases.claim.mutate({ workItemId: `drain-next-${run}`, durationSeconds: 60 }))?.lease.workerId).toBe(worker);
     await page.close();
   });
@@ -126,19 +123,16 @@ describe("operator control", () => {
     await page.getByRole("heading", { level: 1, name: "Attention inbox" }).waitFor();
 
     for (const agent of workers) {
-      await eventually(() => admin.workItems.get.query({ id: itemId }), (item) => item.stage === "ready", 10_000);
+      await expect.poll(async () => (await admin.workItems.get.query({ id: itemId })).stage, { timeout: 10_000 }).toBe("ready");
       await agent.leases.claim.mutate({ workItemId: itemId, durationSeconds: 1 });
     }
     // The third lease lapses; the sweep (every 250 ms here) records it and opens the request.
-    const { value: open } = await eventually(
-      () => admin.attention.list.query({ status: "open", workItemId: itemId }),
-      (page) => page.items.length === 1,
-      10_000,
-    );
-    const request = open.items[0]!;
+    let open: Awaited<ReturnType<typeof admin.attention.list.query>> | undefined;
+    await expect.poll(async () => (open = await admin.attention.list.query({ status: "open", workItemId: itemId })).items, { timeout: 10_000 }).toHaveLength(1);
+    const request = open!.items[0]!;
     expect(request).toMatchObject({ kind: "help", workerId: "work-graph", blocking: true, options: ["retry", "cancel"] });
     const card = page.locator(`[data-request-id="${request.id}"]`);
-    await eventually(() => card.count(), (n) => n === 1, 3_000);
+    await card.waitFor({ state: "attached", timeout: 3_000 });
     const text = (await card.textContent()) ?? "";
     for (const expected of ["help", "work-graph", `crashy-a-${run}`, `crashy-c-${run}`, "The item that crashes every agent"]) expect(text).toContain(expected);
     await card.getByRole("radio", { name: "retry" }).waitFor();
@@ -147,9 +141,8 @@ describe("operator control", () => {
 
     // Overview: expired and revoked are counted apart.
     await page.goto("/");
-    const expired = await eventually(async () => Number(await page.getByTestId("ended-expired").locator(".outcome-count-n").textContent()), (n) => n >= 3, 5_000);
+    await expect.poll(async () => Number(await page.getByTestId("ended-expired").locator(".outcome-count-n").textContent()), { timeout: 5_000 }).toBeGreaterThanOrEqual(3);
     const revoked = Number(await page.getByTestId("ended-revoked").locator(".outcome-count-n").textContent());
-    expect(expired.value).toBeGreaterThanOrEqual(3);
     expect(revoked).toBeGreaterThanOrEqual(2); // the two revocations above
     await page.close();
   });

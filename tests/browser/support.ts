@@ -112,24 +112,12 @@ export async function seriousViolations(page: Page) {
  */
 export const LIVE_MS = 5_000;
 
-/** Polls `read` until `accept` holds or `timeoutMs` passes; returns the last value and how long it took. */
-export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number, intervalMs = 50) {
-  const started = Date.now();
-  let value = await read();
-  while (!accept(value)) {
-    if (Date.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-    value = await read();
-  }
-  return { value, ms: Date.now() - started };
-}
-
-/** The attribute of the first element matching `selector`, or null when there is none (never waits). */
+/** The attribute of the first element matching `selector`, or null when there is none (never waits: for `expect.poll`). */
 export async function attributeNow(page: Page, selector: string, name: string): Promise<string | null> {
   return page.evaluate(([sel, attr]) => document.querySelector(sel!)?.getAttribute(attr!) ?? null, [selector, name] as const);
 }
 
-/** Text of the first element matching `selector`, or null when there is none (never waits). */
+/** Text of the first element matching `selector`, or null when there is none (never waits: for `expect.poll`). */
 export async function textNow(page: Page, selector: string): Promise<string | null> {
   return page.evaluate((sel) => document.querySelector(sel)?.textContent ?? null, selector);
 }

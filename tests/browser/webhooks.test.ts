@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Browser, BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, agentClient, baseURL, DESKTOP, eventually, launchBrowser, newToken, operatorContext, run, seriousViolations } from "./support";
+import { admin, agentClient, baseURL, DESKTOP, launchBrowser, newToken, operatorContext, run, seriousViolations } from "./support";
 
 let browser: Browser;
 let receiver: http.Server;
@@ -78,7 +78,7 @@ describe("webhooks admin page", () => {
 
     await row.getByRole("button", { name: "Delete" }).click();
     await row.getByRole("button", { name: "Confirm delete" }).click();
-    await eventually(() => row.count(), (n) => n === 0, 10_000);
+    await row.waitFor({ state: "detached", timeout: 10_000 });
     await context.close();
 
     const operator = await operatorContext(browser);
@@ -123,14 +123,11 @@ describe("attention inbox alerts", () => {
     const question = `Launch on Monday or Tuesday? (${run})`;
     await agent.attention.request.mutate({ leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, kind: "decision", question });
 
-    const { value: shown } = await eventually(
-      () => page.evaluate(() => (window as unknown as { shownNotifications: { title: string; body?: string }[] }).shownNotifications),
-      (list) => list.some((n) => n.body?.includes(question)),
-      10_000,
-    );
-    expect(shown.find((n) => n.body?.includes(question))).toMatchObject({ title: `${worker} asks (blocking)` });
+    const notified = () =>
+      page.evaluate((text) => (window as unknown as { shownNotifications: { title: string; body?: string }[] }).shownNotifications.find((n) => n.body?.includes(text)), question);
+    await expect.poll(notified, { timeout: 10_000 }).toMatchObject({ title: `${worker} asks (blocking)` });
     const open = (await admin.attention.list.query({ status: "open", limit: 200 })).items.length;
-    await eventually(() => page.title(), (title) => title.startsWith(`(${open}) `) && title.includes("Attention"), 5_000);
+    await expect.poll(() => page.title(), { timeout: 5_000 }).toSatisfy((title: string) => title.startsWith(`(${open}) `) && title.includes("Attention"));
     await context.close();
   });
 });
