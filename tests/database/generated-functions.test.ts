@@ -6,7 +6,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../server/database/migrate";
-import { RELEASE_LEASE_FUNCTION } from "../../server/operations/finish";
+import { RELEASE_LEASE_FUNCTION } from "../../server/sql/leases";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 const GENERATED = [{ name: "release_lease", definition: RELEASE_LEASE_FUNCTION }];
