@@ -74,3 +74,11 @@ export async function resolvedAttentionIds(db: Db, ids: string[]): Promise<{ id:
   return db.$queryRaw<{ id: string }[]>`
     SELECT id::text FROM attention_requests WHERE id = ANY(${ids}::uuid[]) AND status = 'resolved'`;
 }
+
+/** How long the oldest open request has waited, in seconds (0 when none is open), through the (status, created_at) index. */
+export async function oldestOpenAttentionSeconds(db: Db): Promise<number> {
+  const [oldest] = await db.$queryRaw<{ seconds: number }[]>`
+    SELECT coalesce(extract(epoch FROM statement_timestamp() - min(created_at)), 0)::float8 AS seconds
+      FROM attention_requests WHERE status = 'open'`;
+  return oldest!.seconds;
+}

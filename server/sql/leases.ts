@@ -180,3 +180,37 @@ export async function countLeasesEndedLastHour(db: Db): Promise<{ outcome: Lease
   return db.$queryRaw<{ outcome: LeaseOutcome; n: number }[]>`
     SELECT outcome, count(*)::int AS n FROM leases WHERE ended_at > statement_timestamp() - interval '1 hour' GROUP BY outcome`;
 }
+
+export async function findLease(db: Db, leaseId: string): Promise<LeaseRow | undefined> {
+  const [row] = await db.$queryRaw<LeaseRow[]>`SELECT ${LEASE_COLUMNS} FROM leases l WHERE l.id = ${leaseId}::uuid`;
+  return row;
+}
+
+/** Live leases, soonest expiry first, at most `limit`, of one worker when given; after lease `after` when given. */
+export async function selectLiveLeases(
+  db: Db,
+  input: { workerId?: string; limit: number; after?: string },
+): Promise<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]> {
+  return db.$queryRaw<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]>`
+    SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle",
+           round(extract(epoch FROM l.expires_at - statement_timestamp())::numeric, 3)::float8 AS "secondsLeft"
+      FROM leases l JOIN work_items w ON w.id = l.work_item_id
+     WHERE l.ended_at IS NULL AND l.expires_at > statement_timestamp()
+       ${input.workerId ? Prisma.sql`AND l.worker_id = ${input.workerId}` : Prisma.empty}
+       ${input.after ? Prisma.sql`AND (l.expires_at, l.id) > (SELECT p.expires_at, p.id FROM leases p WHERE p.id = ${input.after}::uuid)` : Prisma.empty}
+     ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;
+}
+
+/** The `limit` most recently ended leases, of one worker when given. */
+export async function selectRecentlyEndedLeases(db: Db, limit: number, workerId?: string): Promise<(LeaseRow & { workItemTitle: string })[]> {
+  return db.$queryRaw<(LeaseRow & { workItemTitle: string })[]>`
+    SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle"
+      FROM leases l JOIN work_items w ON w.id = l.work_item_id
+     WHERE l.ended_at IS NOT NULL ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
+     ORDER BY l.ended_at DESC, l.id LIMIT ${limit}`;
+}
+
+/** Every lease of an item, by epoch. */
+export async function selectLeasesOfItem(db: Db, workItemId: string): Promise<LeaseRow[]> {
+  return db.$queryRaw<LeaseRow[]>`SELECT ${LEASE_COLUMNS} FROM leases l WHERE l.work_item_id = ${workItemId} ORDER BY l.epoch`;
+}

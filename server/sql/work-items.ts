@@ -183,3 +183,8 @@ export const queueTiers = (workerId: string): Prisma.Sql[] => claimTiers(workerI
 /** Up to `limit` claimable items of one continuity tier, in queue order (rule 10 (queue order)). */
 export const selectQueueTier = (db: Tx, tier: Prisma.Sql, limit: number): Promise<WorkItem[]> =>
   selectWorkItems(db, Prisma.sql`${CLAIMABLE} ${tier}`, QUEUE_ORDER, limit);
+
+export async function workItemExists(db: Tx, id: string): Promise<boolean> {
+  const [exists] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id}`;
+  return exists !== undefined;
+}
