@@ -2,7 +2,7 @@ import type { Db } from "./db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./database/availability";
 import { localMigrationNames } from "./database/migrate";
 import { logger } from "./log";
-import { appliedMigrationNames } from "./sql/health";
+import { appliedMigrationNames } from "./sql/migrations";
 
 /**
  * GET /api/health/live and /api/health/ready (README "Operations"). Status codes are what a

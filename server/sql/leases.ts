@@ -1,6 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import { staticSql, sqlParameter } from "../database/static-sql";
+import { staticSql, sqlParameter } from "./static-sql";
 import type { Tx } from "../database/transaction";
 import type { LeaseOutcome } from "../domain/contract";
 import { endExpiredLeasesSql } from "../domain/expiry";
@@ -213,4 +213,12 @@ export async function selectRecentlyEndedLeases(db: Db, limit: number, workerId?
 /** Every lease of an item, by epoch. */
 export async function selectLeasesOfItem(db: Db, workItemId: string): Promise<LeaseRow[]> {
   return db.$queryRaw<LeaseRow[]>`SELECT ${LEASE_COLUMNS} FROM leases l WHERE l.work_item_id = ${workItemId} ORDER BY l.epoch`;
+}
+
+/** Milliseconds until the earliest live lease expires (database clock), or null when no lease is live. */
+export async function msUntilNextLeaseExpiry(db: Db): Promise<number | null> {
+  const [row] = await db.$queryRaw<{ ms: number | null }[]>`
+    SELECT (extract(epoch FROM min(lease_expires_at) - clock_timestamp()) * 1000)::float8 AS ms
+      FROM work_items WHERE lease_expires_at > statement_timestamp()`;
+  return row?.ms ?? null;
 }

@@ -1,4 +1,4 @@
-// SQL functions built from the TypeScript fragments (server/database/static-sql.ts) live in
+// SQL functions built from the TypeScript fragments (server/sql/static-sql.ts) live in
 // migrations, which never change once written. When a fragment they use changes (readiness,
 // fencing, a lease ending), the newest migration defining the function is out of date: this
 // test names the function and the command that prints its current text.
