@@ -2,7 +2,8 @@ import { Prisma } from "../generated/prisma/client";
 import type { Caller } from "./types";
 
 /*
- * Fencing's SQL fragments (API.md rules 2 and 3); the statements built from them are in
+ * Fencing's SQL fragments (API.md rule 2 (fencing: only the live lease writes) and rule 3
+ * (fencing: the epoch only grows)); the statements built from them are in
  * server/sql/fencing.ts, server/sql/leases.ts and server/sql/claims.ts.
  */
 

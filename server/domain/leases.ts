@@ -20,7 +20,7 @@ export interface EndLeases {
 }
 
 /**
- * The one definition of "a lease ends" (rule 4: exactly one recorded outcome), as CTEs for a
+ * The one definition of "a lease ends" (rule 4 (immutable lease history): exactly one recorded outcome), as CTEs for a
  * caller's statement: `l` the ended leases (`RETURNING l.*`), `w` their items with the
  * current-lease fields cleared, the worker kept as previous worker and `updated_at` set
  * (`RETURNING w.*`), and one `lease.ended` event per lease (then the caller's `thenLog` events). Release, revoke, expiry and every

@@ -80,7 +80,7 @@ export const SOME_LEASE_EXPIRED = Prisma.sql`(SELECT lease_expires_at FROM work_
   WHERE lease_expires_at IS NOT NULL AND ${Prisma.raw(STRUCTURALLY_READY_SQL)} ORDER BY lease_expires_at LIMIT 1) <= statement_timestamp()`;
 
 /**
- * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
+ * Rule 9 (continuity): for `window` seconds after an item's last blocking attention request
  * was resolved, its previous worker takes it ahead of other ready items and everyone else
  * only after them. The three tiers partition the claimable items (held for this worker, not
  * held, held for another); each is one index-ordered probe, so claim order stays an index walk.
@@ -95,7 +95,7 @@ export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   ];
 }
 
-/** Continuity (rule 9) given up: the item-row change of a revocation, for endLeasesSql's itemChanges. */
+/** Rule 9 (continuity) given up: the item-row change of a revocation, for endLeasesSql's itemChanges. */
 export const CLEAR_CONTINUITY = Prisma.sql`, continuity_worker_id = NULL, continuity_since = NULL`;
 
 /**

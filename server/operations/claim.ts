@@ -71,8 +71,8 @@ async function claimNextInTransaction(tx: Tx, workerId: string, parentId: string
 
 /**
  * Named claim: wait for the row (no SKIP), re-check readiness under the lock, lease it. Null
- * when recording the item's expired lease sent it to a person (rule 11 (repeated expiry goes to a person)): that is committed,
- * and `claim` refuses afterwards.
+ * when recording the item's expired lease sent it to a person (rule 11 (repeated expiry goes to
+ * a person)): that is committed, and `claim` refuses afterwards.
  */
 export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
   await refuseDrainedWorker(tx, workerId);

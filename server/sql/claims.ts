@@ -8,8 +8,9 @@ import { CLAIMABLE, claimTiers, QUEUE_ORDER, SOME_LEASE_EXPIRED, STAGE_SQL, UNLE
 import { ATTENTION_COLUMNS, LEASE_COLUMNS, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow, type toAttentionRequest } from "../domain/views";
 
 /*
- * The claim statements (API.md rules 1, 3, 9, 10). A claim of the next item is one autocommit
- * statement (claimNext): one round trip on every agent's hot path.
+ * The claim statements (API.md rule 1 (claim in one transaction, SKIP LOCKED), rule 3 (fencing:
+ * the epoch only grows), rule 9 (continuity), rule 10 (queue order)). A claim of the next item
+ * is one autocommit statement (claimNext): one round trip on every agent's hot path.
  */
 
 /** What a claim statement returns: the new lease, its item, and the attention under the previous lease. */

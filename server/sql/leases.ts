@@ -153,7 +153,7 @@ export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id:
 }
 
 /**
- * The sweep's batch (rule 7): up to `batch` items whose lease has run out, oldest expiry
+ * The sweep's batch (rule 7 (expiry is recorded)): up to `batch` items whose lease has run out, oldest expiry
  * first, locked with SKIP LOCKED so several app instances sweep one database without ending a
  * lease twice or waiting for each other; a reclaim in flight simply wins.
  */

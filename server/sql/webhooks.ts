@@ -2,6 +2,7 @@ import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { STAGE_SQL } from "../domain/readiness";
+import type { WebhookFormat } from "../webhooks/payload";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
 const ATTEMPT_LEASE_SECONDS = 60;
@@ -19,7 +20,7 @@ export interface WebhookRow {
   id: string;
   url: string;
   events: string[];
-  format: "json" | "slack";
+  format: WebhookFormat;
   label: string | null;
   createdAt: Date;
   lastDeliveredAt: Date | null;
@@ -49,7 +50,7 @@ export interface DeliveryRow {
 /** Inserts a webhook unless `max` live ones exist already (undefined then). */
 export async function insertWebhookBelowLimit(
   db: Db,
-  webhook: { url: string; events: string[]; format: "json" | "slack"; label: string | null; secretCiphertext: string },
+  webhook: { url: string; events: string[]; format: WebhookFormat; label: string | null; secretCiphertext: string },
   max: number,
 ): Promise<WebhookRow | undefined> {
   const [row] = await db.$queryRaw<WebhookRow[]>`
@@ -109,7 +110,7 @@ export interface ClaimedRow {
   webhookId: string;
   attempts: number;
   url: string;
-  format: "json" | "slack";
+  format: WebhookFormat;
   secretCiphertext: string;
   unixSeconds: number;
   deliveryCreatedAt: Date;
@@ -183,8 +184,8 @@ export async function claimDueDeliveries(
              THEN (e.data->>'requestId')::uuid END`;
 }
 
-/** How an attempt went (server/webhooks/send.ts). */
-export interface AttemptOutcome {
+/** How a delivery attempt went (server/webhooks/send.ts), as recorded. */
+export interface AttemptResult {
   ok: boolean;
   responseStatus: number | null;
   responseBody: string | null;
@@ -197,7 +198,7 @@ export interface AttemptOutcome {
  * at most 10 min apart, until 24 h after the delivery was created; then it is `failed`. Each
  * webhook's health follows its latest recorded attempt.
  */
-export async function recordAttempts(db: Db, results: { delivery: { id: string; attempt: number }; result: AttemptOutcome }[]): Promise<void> {
+export async function recordAttempts(db: Db, results: { delivery: { id: string; attempt: number }; result: AttemptResult }[]): Promise<void> {
   if (results.length === 0) return;
   const column = <T>(pick: (entry: (typeof results)[number]) => T) => results.map(pick);
   await db.$executeRaw`

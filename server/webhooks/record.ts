@@ -1,7 +1,6 @@
 import type { Db } from "../db";
-import { recordAttempts } from "../sql/webhooks";
+import { recordAttempts, type AttemptResult } from "../sql/webhooks";
 import type { ClaimedDelivery } from "./claim";
-import type { AttemptResult } from "./send";
 
 /**
  * Attempt outcomes written in batches: one commit (server/sql/webhooks.ts recordAttempts)

@@ -1,3 +1,4 @@
+import type { AttemptResult } from "../sql/webhooks";
 import type { ClaimedDelivery } from "./claim";
 import { renderBody, signatureHeader } from "./payload";
 import { decryptSecret } from "./secret-box";
@@ -6,13 +7,6 @@ import { decryptSecret } from "./secret-box";
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Kept of the receiver's answer, for the deliveries view. */
 const RESPONSE_BODY_CHARS = 1_000;
-
-export interface AttemptResult {
-  ok: boolean;
-  responseStatus: number | null;
-  responseBody: string | null;
-  error: string | null;
-}
 
 async function readTruncated(response: Response): Promise<string> {
   if (!response.body) return "";
