@@ -1,6 +1,8 @@
 import type { Db } from "./db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./database/availability";
 import { localMigrationNames } from "./database/migrate";
+import { logger } from "./log";
+import { appliedMigrationNames } from "./sql/migrations";
 
 /**
  * GET /api/health/live and /api/health/ready (README "Operations"). Status codes are what a
@@ -42,9 +44,7 @@ const migrationNames = () => (localMigrations ??= localMigrationNames());
 const CHECK_TIMEOUT_MS = 2_000;
 
 async function migrationsApplied(db: Db): Promise<boolean> {
-  const rows = await db.$queryRaw<{ name: string }[]>`
-    SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
-  const applied = new Set(rows.map((row) => row.name));
+  const applied = new Set(await appliedMigrationNames(db));
   return migrationNames().every((name) => applied.has(name));
 }
 
@@ -65,7 +65,7 @@ export async function readiness(db: Db): Promise<HealthReport> {
   } catch (error) {
     database = "unavailable";
     if (isDatabaseUnavailable(error)) noteDatabaseDown();
-    else console.error("[work-graph] readiness check failed:", error);
+    else logger().error({ err: error }, "readiness check failed");
   }
   const sweepFresh = state.lastSweepAt !== null && Date.now() - state.lastSweepAt <= Math.max(5 * state.sweepIntervalMs, 10_000);
   const checks = { database, migrations, sweep: sweepFresh ? "ok" : "stale", draining: state.draining };

@@ -4,6 +4,7 @@ import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
 import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
+import { oldestOpenAttentionSeconds } from "./sql/attention";
 
 /**
  * Prometheus metrics (docs/api.md "Metrics"). Counters and histograms are per app instance and
@@ -152,13 +153,8 @@ interface GaugeValues {
 
 /** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
 async function readGauges(db: Db): Promise<GaugeValues> {
-  const [current, [oldest]] = await Promise.all([
-    summary(db),
-    db.$queryRaw<{ seconds: number }[]>`
-      SELECT coalesce(extract(epoch FROM statement_timestamp() - min(created_at)), 0)::float8 AS seconds
-        FROM attention_requests WHERE status = 'open'`,
-  ]);
-  return { summary: current, oldestOpenAttentionSeconds: oldest!.seconds };
+  const [current, oldestSeconds] = await Promise.all([summary(db), oldestOpenAttentionSeconds(db)]);
+  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds };
 }
 
 let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import type { Caller } from "../domain/types";
-import { callerFromToken, type TokenIdentity } from "./tokens";
+import { deleteSession, findSessionToken, insertSession } from "../sql/auth";
+import { callerFromToken } from "./tokens";
 
 /** A dashboard session lasts a working day; after that the token is pasted again. */
 export const SESSION_SECONDS = 12 * 60 * 60;
@@ -16,25 +17,19 @@ const hashSessionId = (sessionId: string) => createHash("sha256").update(session
  */
 export async function createSession(db: Db, tokenId: string): Promise<string> {
   const sessionId = randomBytes(32).toString("base64url");
-  await db.$executeRaw`
-    WITH expired AS (DELETE FROM dashboard_sessions WHERE expires_at <= statement_timestamp())
-    INSERT INTO dashboard_sessions (id_hash, token_id, created_at, expires_at)
-    VALUES (${hashSessionId(sessionId)}, ${tokenId}::uuid, statement_timestamp(), statement_timestamp() + make_interval(secs => ${SESSION_SECONDS}))`;
+  await insertSession(db, hashSessionId(sessionId), tokenId, SESSION_SECONDS);
   return sessionId;
 }
 
 /** The caller of a live session: not expired (database clock) and its token not revoked. Anything else, malformed ids included: null. */
 export async function sessionCaller(db: Db, sessionId: string): Promise<Caller | null> {
   if (!SESSION_ID.test(sessionId)) return null;
-  const [row] = await db.$queryRaw<TokenIdentity[]>`
-    SELECT t.id::text, t.role, t.worker_id AS "workerId", t.label
-      FROM dashboard_sessions s JOIN api_tokens t ON t.id = s.token_id
-     WHERE s.id_hash = ${hashSessionId(sessionId)} AND s.expires_at > statement_timestamp() AND t.revoked_at IS NULL`;
+  const row = await findSessionToken(db, hashSessionId(sessionId));
   return row ? callerFromToken(row) : null;
 }
 
 /** Logout: the session is gone, so a copied cookie stops working too. */
 export async function endSession(db: Db, sessionId: string): Promise<void> {
   if (!SESSION_ID.test(sessionId)) return;
-  await db.$executeRaw`DELETE FROM dashboard_sessions WHERE id_hash = ${hashSessionId(sessionId)}`;
+  await deleteSession(db, hashSessionId(sessionId));
 }

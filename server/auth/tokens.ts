@@ -3,6 +3,10 @@ import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
 import { notFound, WorkGraphError } from "../errors";
 import type { Caller, Role } from "../domain/types";
+import {
+  countLiveAdminTokens, findLiveTokenNotingUse, insertToken, lockAdminBootstrap, revokeTokenEndingSessions, selectTokens,
+  upsertConfiguredAdminToken, type TokenIdentity,
+} from "../sql/auth";
 
 const PREFIX: Record<Role, string> = { agent: "wga", operator: "wgo", admin: "wgx" };
 
@@ -10,19 +14,6 @@ export const hashToken = (token: string) => createHash("sha256").update(token).d
 
 function newSecret(role: Role): string {
   return `${PREFIX[role]}_${randomBytes(24).toString("base64url")}`;
-}
-
-export interface TokenIdentity {
-  id: string;
-  role: Role;
-  workerId: string | null;
-  label: string | null;
-}
-
-interface TokenRow extends TokenIdentity {
-  createdAt: Date;
-  revokedAt: Date | null;
-  lastUsedAt: Date | null;
 }
 
 export function callerFromToken(row: TokenIdentity): Caller {
@@ -67,14 +58,7 @@ export async function authenticate(db: Db | Tx, token: string): Promise<Caller |
   const callers = cachedCallers(db);
   const cached = callers.get(hash);
   if (cached && cached.generation === revocations && cached.until > performance.now()) return cached.caller;
-  const [row] = await db.$queryRaw<TokenIdentity[]>`
-    WITH t AS (
-      SELECT id, role, worker_id, label, last_used_at FROM api_tokens WHERE token_hash = ${hash} AND revoked_at IS NULL
-    ), used AS (
-      UPDATE api_tokens a SET last_used_at = statement_timestamp() FROM t
-       WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < statement_timestamp() - interval '1 minute')
-    )
-    SELECT id::text, role, worker_id AS "workerId", label FROM t`;
+  const row = await findLiveTokenNotingUse(db, hash);
   if (!row) {
     callers.delete(hash);
     return null;
@@ -99,18 +83,12 @@ export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?:
     throw new WorkGraphError("VALIDATION", "only agent tokens are bound to a workerId");
   }
   const token = secret ?? newSecret(input.role);
-  const [row] = await db.$queryRaw<{ id: string }[]>`
-    INSERT INTO api_tokens (token_hash, role, worker_id, label)
-    VALUES (${hashToken(token)}, ${input.role}, ${input.workerId ?? null}, ${input.label ?? null})
-    RETURNING id::text`;
-  return { id: row!.id, token };
+  const id = await insertToken(db, { tokenHash: hashToken(token), role: input.role, workerId: input.workerId ?? null, label: input.label ?? null });
+  return { id, token };
 }
 
 export async function listTokens(db: Db | Tx) {
-  const rows = await db.$queryRaw<TokenRow[]>`
-    SELECT id::text, role, worker_id AS "workerId", label, created_at AS "createdAt", revoked_at AS "revokedAt",
-           last_used_at AS "lastUsedAt"
-      FROM api_tokens ORDER BY created_at, id`;
+  const rows = await selectTokens(db);
   return rows.map((row) => ({
     id: row.id,
     role: row.role,
@@ -124,12 +102,7 @@ export async function listTokens(db: Db | Tx) {
 
 /** Revoking a token also ends every dashboard session logged in with it. */
 export async function revokeToken(db: Db | Tx, id: string) {
-  const [row] = await db.$queryRaw<{ id: string; revokedAt: Date }[]>`
-    WITH revoked AS (
-      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, statement_timestamp())
-       WHERE id::text = ${id} RETURNING id, revoked_at
-    ), ended AS (DELETE FROM dashboard_sessions WHERE token_id IN (SELECT id FROM revoked))
-    SELECT id::text, revoked_at AS "revokedAt" FROM revoked`;
+  const row = await revokeTokenEndingSessions(db, id);
   if (!row) throw notFound("token", id);
   forgetAuthenticatedTokens();
   return { id: row.id, revokedAt: row.revokedAt.toISOString() };
@@ -168,30 +141,24 @@ const ADMIN_BOOTSTRAP_LOCK = 727_001;
 export async function ensureAdminToken(db: Db, configured?: string): Promise<string | null> {
   checkAdminTokenSetting(configured);
   return inTransaction(db, async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(${ADMIN_BOOTSTRAP_LOCK})`;
+    await lockAdminBootstrap(tx, ADMIN_BOOTSTRAP_LOCK);
     if (configured !== undefined) {
-      await tx.$executeRaw`
-        INSERT INTO api_tokens (token_hash, role, label) VALUES (${hashToken(configured)}, 'admin', 'WORK_GRAPH_ADMIN_TOKEN')
-        ON CONFLICT (token_hash) DO NOTHING`;
-      const [row] = await tx.$queryRaw<{ id: string; role: Role; revoked: boolean }[]>`
-        SELECT id::text, role, revoked_at IS NOT NULL AS revoked FROM api_tokens WHERE token_hash = ${hashToken(configured)}`;
-      if (row!.revoked) {
+      const row = await upsertConfiguredAdminToken(tx, hashToken(configured), "WORK_GRAPH_ADMIN_TOKEN");
+      if (row.revoked) {
         throw new AdminTokenError(
-          `WORK_GRAPH_ADMIN_TOKEN is a revoked token (id ${row!.id}). Set WORK_GRAPH_ADMIN_TOKEN to a new secret, ` +
+          `WORK_GRAPH_ADMIN_TOKEN is a revoked token (id ${row.id}). Set WORK_GRAPH_ADMIN_TOKEN to a new secret, ` +
             "or unset it and log in with another admin token.",
         );
       }
-      if (row!.role !== "admin") {
+      if (row.role !== "admin") {
         throw new AdminTokenError(
-          `WORK_GRAPH_ADMIN_TOKEN is an existing ${row!.role} token (id ${row!.id}), not an admin token. ` +
+          `WORK_GRAPH_ADMIN_TOKEN is an existing ${row.role} token (id ${row.id}), not an admin token. ` +
             "Set WORK_GRAPH_ADMIN_TOKEN to a different secret, or unset it and use an existing admin token.",
         );
       }
       return null;
     }
-    const [existing] = await tx.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM api_tokens WHERE role = 'admin' AND revoked_at IS NULL`;
-    if ((existing?.n ?? 0) > 0) return null;
+    if ((await countLiveAdminTokens(tx)) > 0) return null;
     const { token } = await createToken(tx, { role: "admin", label: "first-start" });
     return token;
   });

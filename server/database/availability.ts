@@ -1,4 +1,5 @@
 import { WorkGraphError } from "../errors";
+import { logger } from "../log";
 import { sqlState } from "./transaction";
 
 /**
@@ -42,14 +43,14 @@ const state = ((globalThis as { workGraphDatabaseState?: { down: boolean } }).wo
 export function noteDatabaseDown(): void {
   if (state.down) return;
   state.down = true;
-  console.error("[work-graph] database unavailable: API calls answer 503 UNAVAILABLE until it is back");
+  logger().error("database unavailable: API calls answer 503 UNAVAILABLE until it is back");
 }
 
 /** A call reached the database: logs the recovery on the transition only. */
 export function noteDatabaseUp(): void {
   if (!state.down) return;
   state.down = false;
-  console.log("[work-graph] database available again");
+  logger().info("database available again");
 }
 
 /** Rethrows `error`, as UNAVAILABLE when it means the database cannot be reached. */

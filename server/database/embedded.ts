@@ -5,6 +5,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { createDatabaseIfMissing, setRolePassword } from "../sql/cluster";
 import { endStaleProcesses } from "./stale-processes";
 
 export interface EmbeddedDatabase {
@@ -222,7 +223,7 @@ async function adoptPassword(port: number, password: string, log: (line: string)
   }
   const legacy = await connectAdmin(port, LEGACY_PASSWORD);
   try {
-    await legacy.query(`ALTER ROLE ${USER} PASSWORD ${legacy.escapeLiteral(password)}`);
+    await setRolePassword(legacy, USER, password);
     log("rotated the embedded PostgreSQL password from the old built-in one to a random one");
   } finally {
     await legacy.end();
@@ -326,8 +327,7 @@ export async function ensureDatabase(adminUrl: string, databaseName: string): Pr
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    const existing = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [databaseName]);
-    if (existing.rowCount === 0) await client.query(`CREATE DATABASE "${databaseName.replaceAll('"', '""')}"`);
+    await createDatabaseIfMissing(client, databaseName);
   } finally {
     await client.end();
   }

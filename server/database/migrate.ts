@@ -4,6 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { databaseConnectTimeoutMs } from "../config";
+import { appliedMigrationNamesIfAny } from "../sql/migrations";
 
 export interface PrismaCliResult {
   exitCode: number;
@@ -88,12 +89,9 @@ export async function hasPendingMigrations(databaseUrl: string): Promise<boolean
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: databaseConnectTimeoutMs() });
   try {
     await client.connect();
-    const table = await client.query<{ exists: boolean }>("SELECT to_regclass('_prisma_migrations') IS NOT NULL AS exists");
-    if (!table.rows[0]?.exists) return true;
-    const { rows } = await client.query<{ name: string }>(
-      "SELECT migration_name AS name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL",
-    );
-    const applied = new Set(rows.map((row) => row.name));
+    const names = await appliedMigrationNamesIfAny(client);
+    if (names === null) return true;
+    const applied = new Set(names);
     return !localMigrationNames().every((name) => applied.has(name));
   } catch {
     return true;

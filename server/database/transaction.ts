@@ -1,4 +1,5 @@
 import type { Db } from "../db";
+import { logger } from "../log";
 
 /** The client handed to an interactive transaction's callback. */
 export type Tx = Parameters<Parameters<Db["$transaction"]>[0]>[0];
@@ -50,7 +51,7 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
       const state = sqlState(error);
       if (round >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
       retries.set(state, (retries.get(state) ?? 0) + 1);
-      console.warn(`[work-graph] transaction retry ${round} after SQLSTATE ${state} (${state === "40P01" ? "deadlock detected" : "serialization failure"})`);
+      logger().warn({ round, sqlState: state, cause: state === "40P01" ? "deadlock detected" : "serialization failure" }, "transaction retry");
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * round));
     }
   }

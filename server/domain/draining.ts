@@ -1,17 +1,12 @@
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
 
 /*
  * Claims and drains of one worker serialize on an advisory lock keyed by the worker id (the
- * SQL functions of migration 20261203120000_operator_control): a claim either commits before a
- * drain commits, or it sees the drain and is refused. No lease is created after a drain committed.
+ * SQL functions of migration 20261203120000_operator_control; the statements are in
+ * server/sql/workers.ts): a claim either commits before a drain commits, or it sees the drain
+ * and is refused. No lease is created after a drain committed.
  */
-
-/** The drain side: waits for the worker's claims in flight and holds them off until commit. */
-export async function lockWorkerForDrain(tx: Tx, workerId: string): Promise<void> {
-  await tx.$executeRaw`SELECT lock_worker_for_drain(${workerId})`;
-}
 
 export interface WorkerDrain {
   reason: string | null;
@@ -32,9 +27,3 @@ export function workerDrained(workerId: string, drain: WorkerDrain): WorkGraphEr
  * read after the shared advisory lock (held until the claim commits) with a snapshot of its own.
  */
 export const workerDrainSql = (workerId: string) => Prisma.sql`SELECT reason, drained_at AS "drainedAt" FROM claimable_worker_drain(${workerId})`;
-
-/** Every claim path calls this first: WORKER_DRAINED when an operator drained the worker. */
-export async function refuseDrainedWorker(tx: Tx, workerId: string): Promise<void> {
-  const [drained] = await tx.$queryRaw<WorkerDrain[]>`${workerDrainSql(workerId)}`;
-  if (drained) throw workerDrained(workerId, drained);
-}

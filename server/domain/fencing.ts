@@ -1,34 +1,15 @@
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../database/transaction";
-import { WorkGraphError } from "../errors";
-import { countFenced } from "../metrics";
 import type { Caller } from "./types";
-import { LEASE_COLUMNS, type LeaseRow } from "./views";
 
-export interface LockedItem {
-  id: string;
-  parentId: string | null;
-  status: "open" | "released" | "cancelled";
-  lastEpoch: number;
-  priority: number;
-}
-
-export interface CurrentLease {
-  lease: LeaseRow;
-  item: LockedItem;
-  /** The worker the call acts for: the lease's worker. */
-  workerId: string;
-}
+/*
+ * Fencing's SQL fragments (API.md rule 2 (fencing: only the live lease writes) and rule 3
+ * (fencing: the epoch only grows)); the statements built from them are in
+ * server/sql/fencing.ts, server/sql/leases.ts and server/sql/claims.ts.
+ */
 
 export const LOCKED_ITEM_COLUMNS = Prisma.sql`id, parent_id AS "parentId", status, last_epoch AS "lastEpoch", priority`;
 
-/** Locks one work item row (FOR UPDATE), or returns null when it does not exist. */
-export async function lockItem(tx: Tx, id: string): Promise<LockedItem | null> {
-  const [item] = await tx.$queryRaw<LockedItem[]>`SELECT ${LOCKED_ITEM_COLUMNS} FROM work_items WHERE id = ${id} FOR UPDATE`;
-  return item ?? null;
-}
-
-/** CTE `item`: the presented lease's work item, row-locked (the lock rule 2 checks under). */
+/** CTE `item`: the presented lease's work item, row-locked (the lock rule 2 (fencing) checks under). */
 export const lockLeaseItem = (leaseId: string) => Prisma.sql`
   item AS (SELECT id, parent_id, last_epoch FROM work_items
             WHERE id = (SELECT work_item_id FROM leases WHERE id = ${leaseId}::uuid) FOR UPDATE)`;
@@ -44,59 +25,12 @@ export const isLiveLease = (leaseId: string, epoch: number, workerId: string | n
   AND l.ended_at IS NULL AND l.expires_at > clock_timestamp()
   ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}`;
 
+/**
+ * Rule 3 (fencing: the epoch only grows): a new lease's epoch is the item's highest epoch + 1,
+ * over CTE `picked(id, last_epoch)` of the item being leased.
+ */
+export const NEXT_EPOCH = Prisma.sql`picked.last_epoch + 1`;
+
 /** The worker a lease-bound call acts for: an agent's own worker, or the one an admin named. */
 export const actingWorker = (caller: Caller, requestedWorkerId?: string) =>
   caller.role === "agent" ? caller.workerId : requestedWorkerId;
-
-/** Who revoked a lease and why, from its `lease.ended` event. */
-async function revocation(tx: Tx, workItemId: string, leaseId: string): Promise<{ reason: string | null; revokedBy: string | null }> {
-  const [row] = await tx.$queryRaw<{ reason: string | null; revokedBy: string | null }[]>`
-    SELECT data->>'reason' AS reason, actor AS "revokedBy" FROM events
-     WHERE work_item_id = ${workItemId} AND lease_id = ${leaseId}::uuid AND type = 'lease.ended'`;
-  return row ?? { reason: null, revokedBy: null };
-}
-
-/** After a fenced statement changed nothing: raise the precise refusal. */
-export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<never> {
-  await lockCurrentLease(tx, caller, leaseId, epoch, requestedWorkerId);
-  // The fenced statement found it expired an instant ago; the classification above ran later.
-  throw countFenced("expired", new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch }));
-}
-
-/**
- * Fencing (API.md rule 2): under the work item's row lock, the presented lease id + epoch must
- * be the item's live lease — unended and expiresAt > database now, strictly. Otherwise
- * LEASE_NOT_CURRENT with detail.kind:
- *   unknown     no lease has this id and epoch
- *   superseded  a newer epoch exists on the item (someone reclaimed it)
- *   revoked     an operator ended it (leases.revoke); detail.reason and detail.revokedBy say why and who
- *   ended       the lease ended with an outcome other than expiry
- *   expired     the lease's time ran out (ended by the sweep or not yet)
- * An agent may only present its own worker's lease (FORBIDDEN otherwise).
- */
-export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<CurrentLease> {
-  const refuse = (kind: string, extra: Record<string, unknown> = {}) =>
-    countFenced(kind, new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra }));
-
-  const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string }[]>`
-    SELECT work_item_id AS "workItemId", worker_id AS "workerId" FROM leases WHERE id = ${leaseId}::uuid`;
-  if (!owner) throw refuse("unknown");
-  const actingFor = actingWorker(caller, requestedWorkerId);
-  if (actingFor && actingFor !== owner.workerId) {
-    throw new WorkGraphError("FORBIDDEN", `lease ${leaseId} belongs to worker ${owner.workerId}, not ${actingFor}`);
-  }
-
-  const item = await lockItem(tx, owner.workItemId);
-  const [state] = await tx.$queryRaw<(LeaseRow & { live: boolean })[]>`
-    SELECT ${LEASE_COLUMNS}, (l.ended_at IS NULL AND l.expires_at > statement_timestamp()) AS live
-      FROM leases l WHERE l.id = ${leaseId}::uuid`;
-  const lease = state!;
-  const context = { workItemId: lease.workItemId, currentEpoch: item!.lastEpoch };
-  if (lease.epoch !== epoch) throw refuse("unknown", context);
-  // Revoked before superseded: the worker learns why it lost the item even after someone took it over.
-  if (lease.outcome === "revoked") throw refuse("revoked", { ...context, ...(await revocation(tx, lease.workItemId, lease.id)) });
-  if (item!.lastEpoch > lease.epoch) throw refuse("superseded", context);
-  if (lease.outcome === "expired" || (!lease.endedAt && !state!.live)) throw refuse("expired", { ...context, expiresAt: lease.expiresAt.toISOString() });
-  if (lease.endedAt) throw refuse("ended", { ...context, outcome: lease.outcome });
-  return { lease, item: item!, workerId: lease.workerId };
-}

@@ -1,8 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../database/transaction";
-import { countLeaseEnded } from "../metrics";
 import type { LeaseOutcome } from "./contract";
-import { LEASE_COLUMNS, type LeaseRow } from "./views";
 
 export interface EndLeases {
   /** WHERE over `leases l` choosing the live leases to end (may use CTEs named in `from`). */
@@ -23,11 +20,11 @@ export interface EndLeases {
 }
 
 /**
- * The one definition of "a lease ends" (rule 4: exactly one recorded outcome), as CTEs for a
+ * The one definition of "a lease ends" (rule 4 (immutable lease history): exactly one recorded outcome), as CTEs for a
  * caller's statement: `l` the ended leases (`RETURNING l.*`), `w` their items with the
  * current-lease fields cleared, the worker kept as previous worker and `updated_at` set
  * (`RETURNING w.*`), and one `lease.ended` event per lease (then the caller's `thenLog` events). Release, revoke, expiry and every
- * other ending (endLease) use it, each inside its own fused statement.
+ * other ending (server/sql/leases.ts endLease) use it, each inside its own fused statement.
  */
 export function endLeasesSql({ which, from, outcome, endedAt, actor, data, itemChanges, thenLog }: EndLeases): Prisma.Sql {
   const by = typeof actor === "string" ? Prisma.sql`${actor}::text` : actor;
@@ -48,25 +45,4 @@ export function endLeasesSql({ which, from, outcome, endedAt, actor, data, itemC
              jsonb_build_object('outcome', l.outcome, 'workerId', l.worker_id) || ${data ?? Prisma.sql`'{}'::jsonb`} FROM l
       ${thenLog ? Prisma.sql`UNION ALL ${thenLog}` : Prisma.empty}
     )`;
-}
-
-/**
- * Ends the live lease `lease` now (database clock) with `outcome`, in one statement, by `actor`
- * with `data` on its event. The caller has fenced and locked the lease (lockCurrentLease).
- * Returns the ended lease.
- */
-export async function endLease(
-  tx: Tx,
-  lease: { id: string },
-  outcome: LeaseOutcome,
-  actor: string,
-  data: Record<string, unknown> = {},
-  itemChanges: Prisma.Sql = Prisma.empty,
-): Promise<LeaseRow> {
-  const [ended] = await tx.$queryRaw<LeaseRow[]>`
-    WITH ${endLeasesSql({ which: Prisma.sql`l.id = ${lease.id}::uuid`, outcome, actor, data: Prisma.sql`${JSON.stringify(data)}::jsonb`, itemChanges })}
-    SELECT ${LEASE_COLUMNS} FROM l`;
-  if (!ended) throw new Error(`lease ${lease.id} was not live when ending it as ${outcome}`);
-  countLeaseEnded(tx, ended);
-  return ended;
 }

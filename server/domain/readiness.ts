@@ -1,5 +1,4 @@
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../database/transaction";
 import type { WaitingStage } from "./contract";
 
 /*
@@ -19,7 +18,7 @@ import type { WaitingStage } from "./contract";
  *
  * Concurrency: counter changes are increments under row locks, so they commute. Operations
  * that *read* counters to derive others (a new child inherits its parent's chain) first lock
- * that chain with lockAncestorChain, and graph-shape edits are serialized by lockGraphShape,
+ * that chain with lockAncestorChain, and graph-shape edits are serialized by lockGraphShape (both in server/sql/graph.ts),
  * so the set of rows each propagation touches cannot change underneath it.
  */
 
@@ -81,7 +80,7 @@ export const SOME_LEASE_EXPIRED = Prisma.sql`(SELECT lease_expires_at FROM work_
   WHERE lease_expires_at IS NOT NULL AND ${Prisma.raw(STRUCTURALLY_READY_SQL)} ORDER BY lease_expires_at LIMIT 1) <= statement_timestamp()`;
 
 /**
- * Continuity (rule 9): for `window` seconds after an item's last blocking attention request
+ * Rule 9 (continuity): for `window` seconds after an item's last blocking attention request
  * was resolved, its previous worker takes it ahead of other ready items and everyone else
  * only after them. The three tiers partition the claimable items (held for this worker, not
  * held, held for another); each is one index-ordered probe, so claim order stays an index walk.
@@ -96,62 +95,21 @@ export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   ];
 }
 
-/** Transaction-level advisory lock serializing graph-shape edits (cycle checks); claims never take it. */
-export async function lockGraphShape(tx: Tx): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))`;
-}
+/** Rule 9 (continuity) given up: the item-row change of a revocation, for endLeasesSql's itemChanges. */
+export const CLEAR_CONTINUITY = Prisma.sql`, continuity_worker_id = NULL, continuity_since = NULL`;
 
 /**
- * Share-locks `id`, all its ancestors and the items `alsoLock` names, in one statement in id
- * order (the global lock order), and returns id's status and how many open dependencies a new
- * child of `id` inherits (id's own plus its ancestors'), or null when `id` does not exist.
+ * Rule 10 (queue order): higher priority first, then older createdAt, then id, over alias `w`.
+ * The order of the claim index work_items_claim_order_idx, of every claim probe and of the
+ * queue view (server/queries/work-items.ts queue).
  */
-export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<{ inherited: number; status: string; priority: number } | null> {
-  const [row] = await tx.$queryRaw<{ inherited: number; status: string; priority: number }[]>`
-    WITH RECURSIVE chain(id, depth) AS (
-      SELECT ${id}::text, 0
-      UNION ALL
-      SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
-    ), locked AS (
-      SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count
-        FROM work_items w
-       WHERE w.id IN (SELECT chain.id FROM chain UNION SELECT unnest(${alsoLock}::text[]))
-       ORDER BY w.id
-         FOR SHARE OF w
-    )
-    SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority FROM locked WHERE id = ${id}`;
-  return row ?? null;
-}
+export const QUEUE_ORDER = Prisma.sql`w.priority DESC, w.created_at, w.id`;
 
 /**
- * Row-locks (FOR UPDATE) the given items and every descendant of `subtreeOf`, in one statement
- * in id order: the global lock order every operation that changes several items follows, so
- * two of them wait for each other instead of deadlocking.
+ * Rule 6 (blocking attention ends the lease and holds the item): the item-row change that comes with
+ * ending a lease as `attention_requested`, for endLeasesSql's itemChanges.
  */
-export async function lockInIdOrder(tx: Tx, ids: string[], subtreeOf: string | null = null): Promise<void> {
-  await tx.$executeRaw`
-    WITH RECURSIVE below(id) AS (
-      SELECT c.id FROM work_items c WHERE c.parent_id = ${subtreeOf}
-      UNION ALL
-      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
-    )
-    SELECT 1 FROM work_items w
-     WHERE w.id IN (SELECT unnest(${ids}::text[]) UNION SELECT id FROM below)
-     ORDER BY w.id FOR UPDATE OF w`;
-}
-
-/** Adds `delta` to ancestor_dependency_count of every proper descendant of `rootId`. */
-export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: string, delta: number): Promise<void> {
-  if (delta === 0) return;
-  await tx.$executeRaw`
-    WITH RECURSIVE below(id) AS (
-      SELECT c.id FROM work_items c WHERE c.parent_id = ${rootId}
-      UNION ALL
-      SELECT c.id FROM below b JOIN work_items c ON c.parent_id = b.id
-    )
-    UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count + ${delta}
-      FROM below WHERE w.id = below.id`;
-}
+export const HOLD_FOR_ATTENTION = Prisma.sql`, blocking_attention_count = w.blocking_attention_count + 1`;
 
 /**
  * CTEs for "the item in CTE `done(id, parent_id, at)` has just become released or cancelled":
@@ -191,36 +149,3 @@ export const SHIFT_BELOW_UNBLOCKED = (itemId: string) => Prisma.sql`
     ), paths AS (SELECT id, count(*)::int AS n FROM below GROUP BY id)
     UPDATE work_items w SET ancestor_dependency_count = w.ancestor_dependency_count - paths.n
       FROM paths WHERE w.id = paths.id`;
-
-/**
- * The waits-for graph must stay acyclic (API.md DEPENDENCY_CYCLE). A parent waits for its
- * children; a dependent and all its descendants wait for the blocker. We walk it as a graph of
- * (item, mode) states: from an item reached "full" we follow its children, its blockers and
- * its parent in mode "up"; from an ancestor reached "up" we follow only its blockers (full)
- * and its own parent (up), because an item waits for its ancestors' blockers, not for them.
- * Returns whether any of `targets` is reachable from `starts`.
- */
-export async function waitsForReaches(
-  tx: Tx,
-  starts: { id: string; up: boolean }[],
-  targets: { id: string; up: boolean }[],
-): Promise<boolean> {
-  if (starts.length === 0 || targets.length === 0) return false;
-  const [row] = await tx.$queryRaw<{ found: boolean }[]>`
-    WITH RECURSIVE reach(id, up) AS (
-      SELECT * FROM unnest(${starts.map((s) => s.id)}::text[], ${starts.map((s) => s.up)}::boolean[])
-      UNION
-      SELECT step.id, step.up FROM reach r CROSS JOIN LATERAL (
-        SELECT c.id, false AS up FROM work_items c WHERE NOT r.up AND c.parent_id = r.id
-        UNION ALL
-        SELECT d.depends_on_id, false FROM dependencies d WHERE d.work_item_id = r.id
-        UNION ALL
-        SELECT w.parent_id, true FROM work_items w WHERE w.id = r.id AND w.parent_id IS NOT NULL
-      ) step
-    )
-    SELECT EXISTS (
-      SELECT 1 FROM reach JOIN unnest(${targets.map((t) => t.id)}::text[], ${targets.map((t) => t.up)}::boolean[]) AS t(id, up)
-        ON t.id = reach.id AND t.up = reach.up
-    ) AS found`;
-  return row?.found ?? false;
-}

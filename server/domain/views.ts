@@ -1,5 +1,4 @@
 import { Prisma } from "../generated/prisma/client";
-import type { Tx } from "../database/transaction";
 import { STAGE_SQL } from "./readiness";
 import type { AttentionRequest, Lease, Note, Stage, WorkGraphEvent, WorkItem } from "./types";
 
@@ -69,8 +68,6 @@ export const WORK_ITEM_COLUMNS = Prisma.sql`w.id, w.title, w.description, w.pare
         'acquiredAt', l.acquired_at, 'expiresAt', l.expires_at, 'renewedAt', l.renewed_at, 'endedAt', l.ended_at, 'outcome', l.outcome)
        FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease`;
 
-const WORK_ITEM_SELECT = Prisma.sql`SELECT ${WORK_ITEM_COLUMNS} FROM work_items w`;
-
 export function toWorkItem(row: WorkItemRow): WorkItem {
   return {
     id: row.id,
@@ -87,23 +84,6 @@ export function toWorkItem(row: WorkItemRow): WorkItem {
     createdAt: isoRequired(row.createdAt),
     updatedAt: isoRequired(row.updatedAt),
   };
-}
-
-/** Work items matching `where` (a fragment over alias `w`), in `orderBy` order. */
-export async function selectWorkItems(
-  tx: Tx,
-  where: Prisma.Sql,
-  orderBy: Prisma.Sql = Prisma.sql`w.priority DESC, w.created_at, w.id`,
-  limit?: number,
-): Promise<WorkItem[]> {
-  const rows = await tx.$queryRaw<WorkItemRow[]>`${WORK_ITEM_SELECT} WHERE ${where} ORDER BY ${orderBy}
-    ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
-  return rows.map(toWorkItem);
-}
-
-export async function selectWorkItem(tx: Tx, id: string): Promise<WorkItem | null> {
-  const [item] = await selectWorkItems(tx, Prisma.sql`w.id = ${id}`);
-  return item ?? null;
 }
 
 export const ATTENTION_COLUMNS = Prisma.sql`a.id::text AS id, a.work_item_id AS "workItemId", a.lease_id::text AS "leaseId",

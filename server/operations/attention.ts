@@ -1,14 +1,17 @@
-import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { appendEvents } from "../domain/events";
-import { endLease } from "../domain/leases";
-import { lockCurrentLease, lockItem } from "../domain/fencing";
-import { idempotent, idempotencyScope } from "../domain/idempotency";
+import { idempotencyScope } from "../domain/idempotency";
+import { HOLD_FOR_ATTENTION } from "../domain/readiness";
 import type { AttentionKind, AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
-import { ATTENTION_COLUMNS, selectWorkItem, toAttentionRequest, toLease } from "../domain/views";
+import { toAttentionRequest, toLease } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { countAttentionAnswered } from "../metrics";
+import { attentionItemOf, insertAttentionRequest, releaseAttentionHold, resolveIfOpen } from "../sql/attention";
+import { appendEvents } from "../sql/events";
+import { lockCurrentLease, lockItem } from "../sql/fencing";
+import { idempotent } from "../sql/idempotency";
+import { endLease } from "../sql/leases";
+import { selectWorkItem } from "../sql/work-items";
 
 export interface AttentionInput {
   leaseId: string;
@@ -22,11 +25,9 @@ export interface AttentionInput {
   workerId?: string;
 }
 
-type AttentionRow = Parameters<typeof toAttentionRequest>[0];
-
 /**
  * A worker asks a human. Blocking (the default) ends the lease as `attention_requested` in the
- * same transaction (rule 6) and holds the item in `needs_attention` until every blocking
+ * same transaction (rule 6 (blocking attention ends the lease)) and holds the item in `needs_attention` until every blocking
  * request on it is resolved; a non-blocking request leaves the lease and readiness alone.
  */
 export async function requestAttention(db: Db, caller: Caller, input: AttentionInput): Promise<{ request: AttentionRequest; endedLease: Lease | null }> {
@@ -34,31 +35,28 @@ export async function requestAttention(db: Db, caller: Caller, input: AttentionI
     idempotent(tx, idempotencyScope(caller, input.workerId), input.idempotencyKey, "attention.request", input, async () => {
       const { lease } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
       const blocking = input.blocking ?? true;
-      const [request] = await tx.$queryRaw<AttentionRow[]>`
-        INSERT INTO attention_requests AS a (work_item_id, lease_id, worker_id, kind, question, context, options, blocking)
-        VALUES (${lease.workItemId}, ${lease.id}::uuid, ${lease.workerId}, ${input.kind}, ${input.question}, ${input.context ?? null},
-                ${input.options ?? []}::text[], ${blocking})
-        RETURNING ${ATTENTION_COLUMNS}`;
+      const request = await insertAttentionRequest(tx, lease, {
+        kind: input.kind, question: input.question, context: input.context ?? null, options: input.options ?? [], blocking,
+      });
       await appendEvents(tx, [{
         workItemId: lease.workItemId,
         type: "attention.requested",
         actor: lease.workerId,
         leaseId: lease.id,
         epoch: lease.epoch,
-        data: { requestId: request!.id, kind: input.kind, blocking },
+        data: { requestId: request.id, kind: input.kind, blocking },
       }]);
       const endedLease = blocking
-        ? toLease(await endLease(tx, lease, "attention_requested", lease.workerId, { requestId: request!.id },
-            Prisma.sql`, blocking_attention_count = w.blocking_attention_count + 1`))
+        ? toLease(await endLease(tx, lease, "attention_requested", lease.workerId, { requestId: request.id }, HOLD_FOR_ATTENTION))
         : null;
-      return { request: toAttentionRequest(request!), endedLease };
+      return { request: toAttentionRequest(request), endedLease };
     }),
   );
 }
 
 /**
  * A human answers, once. When the last blocking request on the item is resolved its readiness
- * is the normal one again, and its previous worker gets the continuity preference (rule 9).
+ * is the normal one again, and its previous worker gets the continuity preference (rule 9 (continuity)).
  */
 export async function resolveAttention(
   db: Db,
@@ -67,31 +65,19 @@ export async function resolveAttention(
 ): Promise<{ request: AttentionRequest; workItem: WorkItem }> {
   return inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller), input.idempotencyKey, "attention.resolve", input, async () => {
-      const [found] = await tx.$queryRaw<{ workItemId: string }[]>`
-        SELECT work_item_id AS "workItemId" FROM attention_requests WHERE id = ${input.id}::uuid`;
-      if (!found) throw notFound("attention request", input.id);
-      await lockItem(tx, found.workItemId);
-      const [request] = await tx.$queryRaw<AttentionRow[]>`
-        UPDATE attention_requests a SET status = 'resolved', resolution = ${input.resolution}, resolved_by = ${caller.actor},
-               resolved_at = clock_timestamp()
-         WHERE id = ${input.id}::uuid AND status = 'open'
-        RETURNING ${ATTENTION_COLUMNS}`;
+      const workItemId = await attentionItemOf(tx, input.id);
+      if (!workItemId) throw notFound("attention request", input.id);
+      await lockItem(tx, workItemId);
+      const request = await resolveIfOpen(tx, input.id, input.resolution, caller.actor);
       if (!request) {
         throw new WorkGraphError("ALREADY_RESOLVED", `attention request ${input.id} is already resolved`, { id: input.id });
       }
       countAttentionAnswered(tx, request);
-      if (request.blocking) {
-        await tx.$executeRaw`
-          UPDATE work_items SET blocking_attention_count = blocking_attention_count - 1,
-                 continuity_worker_id = CASE WHEN blocking_attention_count = 1 THEN previous_worker_id ELSE continuity_worker_id END,
-                 continuity_since = CASE WHEN blocking_attention_count = 1 THEN clock_timestamp() ELSE continuity_since END,
-                 updated_at = clock_timestamp()
-           WHERE id = ${found.workItemId}`;
-      }
+      if (request.blocking) await releaseAttentionHold(tx, workItemId);
       await appendEvents(tx, [
-        { workItemId: found.workItemId, type: "attention.resolved", actor: caller.actor, data: { requestId: input.id, resolution: input.resolution } },
+        { workItemId, type: "attention.resolved", actor: caller.actor, data: { requestId: input.id, resolution: input.resolution } },
       ]);
-      return { request: toAttentionRequest(request), workItem: (await selectWorkItem(tx, found.workItemId))! };
+      return { request: toAttentionRequest(request), workItem: (await selectWorkItem(tx, workItemId))! };
     }),
   );
 }

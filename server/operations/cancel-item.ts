@@ -1,14 +1,14 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { endExpiredLeases } from "../domain/expiry";
-import { lockItem } from "../domain/fencing";
-import { cancelSubtree } from "../domain/termination";
 import type { Caller, WorkItem } from "../domain/types";
-import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
+import { lockItem } from "../sql/fencing";
+import { endExpiredLeases, unendedLeaseOf } from "../sql/leases";
+import { cancelSubtree } from "../sql/termination";
+import { selectWorkItem } from "../sql/work-items";
 
 /**
- * Operator cancel. Never pre-empts (rule 5): a live lease on the item or on any open
+ * Operator cancel. Never pre-empts (rule 5 (no pre-emption)): a live lease on the item or on any open
  * descendant refuses with ITEM_LEASED. Open descendants are cancelled with it.
  */
 export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string; reason: string }): Promise<WorkItem> {
@@ -19,9 +19,7 @@ export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string
       throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.id} is already ${item.status}`, { workItemId: input.id, status: item.status });
     }
     await endExpiredLeases(tx, [input.id]);
-    const [lease] = await tx.$queryRaw<{ leaseId: string; workerId: string; expiresAt: Date }[]>`
-      SELECT l.id::text AS "leaseId", l.worker_id AS "workerId", l.expires_at AS "expiresAt"
-        FROM work_items w JOIN leases l ON l.id = w.current_lease_id WHERE w.id = ${input.id}`;
+    const lease = await unendedLeaseOf(tx, input.id);
     if (lease) {
       throw new WorkGraphError("ITEM_LEASED", `work item ${input.id} is leased by ${lease.workerId} until ${lease.expiresAt.toISOString()}; it ends only by its worker or by expiry`, {
         workItemId: input.id,

@@ -1,10 +1,10 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { insertWorkItems } from "../domain/graph";
-import { idempotent, idempotencyScope } from "../domain/idempotency";
-import { lockGraphShape } from "../domain/readiness";
+import { idempotencyScope } from "../domain/idempotency";
 import type { Caller, WorkItem } from "../domain/types";
-import { selectWorkItem } from "../domain/views";
+import { lockGraphShape } from "../sql/graph";
+import { idempotent } from "../sql/idempotency";
+import { insertWorkItems, selectWorkItem } from "../sql/work-items";
 
 export interface CreateInput {
   id?: string;

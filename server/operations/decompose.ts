@@ -1,14 +1,14 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { lockCurrentLease } from "../domain/fencing";
-import { insertWorkItems, type NewWorkItem } from "../domain/graph";
-import { idempotent, idempotencyScope } from "../domain/idempotency";
-import { endLease } from "../domain/leases";
-import { lockGraphShape } from "../domain/readiness";
+import { idempotencyScope } from "../domain/idempotency";
 import type { Caller, Lease, WorkItem } from "../domain/types";
-import { selectWorkItem, selectWorkItems, toLease } from "../domain/views";
-import { Prisma } from "../generated/prisma/client";
+import { toLease } from "../domain/views";
 import { notFound } from "../errors";
+import { lockCurrentLease } from "../sql/fencing";
+import { lockGraphShape } from "../sql/graph";
+import { idempotent } from "../sql/idempotency";
+import { endLease } from "../sql/leases";
+import { insertWorkItems, selectWorkItem, selectWorkItemsById, type NewWorkItem } from "../sql/work-items";
 import { claimNamedItem } from "./claim";
 
 export interface DecomposeInput {
@@ -32,7 +32,7 @@ export interface DecomposeResult {
  * One transaction: create the children under the leased item, end its lease as
  * `decomposed`, and optionally lease one child to the same worker. Any refusal rolls back all
  * of it and the parent's lease stays live. The parent then waits for its children and is never
- * completed automatically (rule 8).
+ * completed automatically (rule 8 (the parent is never completed automatically)).
  */
 export async function decompose(db: Db, caller: Caller, input: DecomposeInput): Promise<DecomposeResult> {
   return inTransaction(db, (tx) =>
@@ -50,7 +50,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
       }
       return {
         parent: (await selectWorkItem(tx, item.id))!,
-        children: await selectWorkItems(tx, Prisma.sql`w.id = ANY(${childIds}::text[])`, Prisma.sql`array_position(${childIds}::text[], w.id)`),
+        children: await selectWorkItemsById(tx, childIds),
         endedLease: toLease(ended),
         childLease,
       };

@@ -1,11 +1,12 @@
 import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
-import { appendEvents } from "../domain/events";
-import { idempotent, idempotencyScope } from "../domain/idempotency";
-import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../domain/readiness";
+import { idempotencyScope } from "../domain/idempotency";
 import type { Caller, WorkItem } from "../domain/types";
-import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
+import { appendEvents } from "../sql/events";
+import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";
+import { idempotent } from "../sql/idempotency";
+import { deleteDependency, insertDependency, selectWorkItem, shiftOpenDependencies, statusOf } from "../sql/work-items";
 
 export interface DependencyInput {
   workItemId: string;
@@ -20,22 +21,21 @@ export interface DependencyInput {
  */
 async function lockEdgeEnds(tx: Tx, input: DependencyInput) {
   await lockInIdOrder(tx, [input.workItemId, input.dependsOnId], input.workItemId);
-  const [dependent] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.workItemId}`;
-  if (!dependent) throw notFound("work item", input.workItemId);
-  const [blocker] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${input.dependsOnId}`;
-  if (!blocker) throw notFound("work item", input.dependsOnId);
-  return { dependent, blockerOpen: blocker.status === "open" };
+  const dependentStatus = await statusOf(tx, input.workItemId);
+  if (!dependentStatus) throw notFound("work item", input.workItemId);
+  const blockerStatus = await statusOf(tx, input.dependsOnId);
+  if (!blockerStatus) throw notFound("work item", input.dependsOnId);
+  return { dependentStatus, blockerOpen: blockerStatus === "open" };
 }
 
 /** Counts a (removed or added) open blocker on the dependent and everything under it. */
 async function shiftOpenBlocker(tx: Tx, dependentId: string, delta: 1 | -1) {
-  await tx.$executeRaw`UPDATE work_items SET open_dependency_count = open_dependency_count + ${delta}, updated_at = clock_timestamp()
-    WHERE id = ${dependentId}`;
+  await shiftOpenDependencies(tx, dependentId, delta);
   await shiftDescendantsInheritedDependencies(tx, dependentId, delta);
 }
 
 /**
- * A new dependency never pre-empts a live lease (rule 5): the item stays leased and the new
+ * A new dependency never pre-empts a live lease (rule 5 (no pre-emption)): the item stays leased and the new
  * blocker only matters for its next claim.
  */
 export async function addDependency(db: Db, caller: Caller, input: DependencyInput): Promise<WorkItem> {
@@ -45,9 +45,9 @@ export async function addDependency(db: Db, caller: Caller, input: DependencyInp
         throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${input.workItemId} cannot depend on itself`, { workItemId: input.workItemId });
       }
       await lockGraphShape(tx);
-      const { dependent, blockerOpen } = await lockEdgeEnds(tx, input);
-      if (dependent.status !== "open") {
-        throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.workItemId} is already ${dependent.status}`, { workItemId: input.workItemId, status: dependent.status });
+      const { dependentStatus, blockerOpen } = await lockEdgeEnds(tx, input);
+      if (dependentStatus !== "open") {
+        throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.workItemId} is already ${dependentStatus}`, { workItemId: input.workItemId, status: dependentStatus });
       }
       // New waits-for edges: the dependent and all its descendants wait for the blocker.
       const cycle = await waitsForReaches(tx, [{ id: input.dependsOnId, up: false }], [
@@ -60,9 +60,7 @@ export async function addDependency(db: Db, caller: Caller, input: DependencyInp
           dependsOnId: input.dependsOnId,
         });
       }
-      const added = await tx.$executeRaw`INSERT INTO dependencies (work_item_id, depends_on_id)
-        VALUES (${input.workItemId}, ${input.dependsOnId}) ON CONFLICT DO NOTHING`;
-      if (added === 0) {
+      if (!(await insertDependency(tx, input.workItemId, input.dependsOnId))) {
         throw new WorkGraphError("DUPLICATE", `${input.workItemId} already depends on ${input.dependsOnId}`, { workItemId: input.workItemId, dependsOnId: input.dependsOnId });
       }
       if (blockerOpen) await shiftOpenBlocker(tx, input.workItemId, 1);
@@ -76,8 +74,7 @@ export async function removeDependency(db: Db, caller: Caller, input: Dependency
   return inTransaction(db, async (tx) => {
     await lockGraphShape(tx);
     const { blockerOpen } = await lockEdgeEnds(tx, input);
-    const removed = await tx.$executeRaw`DELETE FROM dependencies WHERE work_item_id = ${input.workItemId} AND depends_on_id = ${input.dependsOnId}`;
-    if (removed === 0) {
+    if (!(await deleteDependency(tx, input.workItemId, input.dependsOnId))) {
       throw new WorkGraphError("NOT_FOUND", `${input.workItemId} does not depend on ${input.dependsOnId}`, { workItemId: input.workItemId, dependsOnId: input.dependsOnId });
     }
     if (blockerOpen) await shiftOpenBlocker(tx, input.workItemId, -1);

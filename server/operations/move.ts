@@ -1,11 +1,11 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { appendEvents } from "../domain/events";
-import { lockItem } from "../domain/fencing";
-import { lockAncestorChain, lockGraphShape, shiftDescendantsInheritedDependencies, waitsForReaches } from "../domain/readiness";
 import type { Caller, WorkItem } from "../domain/types";
-import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
+import { appendEvents } from "../sql/events";
+import { lockItem } from "../sql/fencing";
+import { isAncestorOrSelf, lockAncestorChain, lockGraphShape, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";
+import { selectWorkItem, setParent, shiftOpenChildren } from "../sql/work-items";
 
 /** Reparents `id` under `parentId` (or makes it a root), carrying its subtree and re-deriving inherited blockers. */
 export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; parentId: string | null }): Promise<WorkItem> {
@@ -19,14 +19,7 @@ export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; 
     if (item.parentId === input.parentId) return (await selectWorkItem(tx, input.id))!;
     if (input.parentId !== null) {
       // Reparenting under its own descendant would loop the hierarchy itself: refuse before touching it.
-      const [under] = await tx.$queryRaw<{ found: boolean }[]>`
-        WITH RECURSIVE up(id, parent_id) AS (
-          SELECT id, parent_id FROM work_items WHERE id = ${input.parentId}
-          UNION
-          SELECT w.id, w.parent_id FROM up JOIN work_items w ON w.id = up.parent_id
-        )
-        SELECT EXISTS (SELECT 1 FROM up WHERE id = ${input.id}) AS found`;
-      if (under?.found) {
+      if (await isAncestorOrSelf(tx, input.parentId, input.id)) {
         throw new WorkGraphError("DEPENDENCY_CYCLE", `${input.parentId} is inside ${input.id}'s subtree; ${input.id} cannot move under it`, {
           workItemId: input.id,
           parentId: input.parentId,
@@ -42,12 +35,11 @@ export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; 
     }
 
     const delta = (newParent?.inherited ?? 0) - (oldParent?.inherited ?? 0);
-    await tx.$executeRaw`UPDATE work_items SET parent_id = ${input.parentId}, ancestor_dependency_count = ancestor_dependency_count + ${delta},
-      updated_at = clock_timestamp() WHERE id = ${input.id}`;
+    await setParent(tx, input.id, input.parentId, delta);
     await shiftDescendantsInheritedDependencies(tx, input.id, delta);
     if (item.status === "open") {
-      if (item.parentId !== null) await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count - 1 WHERE id = ${item.parentId}`;
-      if (input.parentId !== null) await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + 1 WHERE id = ${input.parentId}`;
+      if (item.parentId !== null) await shiftOpenChildren(tx, item.parentId, -1);
+      if (input.parentId !== null) await shiftOpenChildren(tx, input.parentId, 1);
     }
     // New waits-for edges: the new parent waits for the item; the item's subtree waits for the new ancestors' blockers.
     // Reaching the item in mode "up" means reaching one of its descendants, which then waits for itself.

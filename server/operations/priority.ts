@@ -1,12 +1,12 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { appendEvents } from "../domain/events";
-import { lockItem } from "../domain/fencing";
 import type { Caller, WorkItem } from "../domain/types";
-import { selectWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
+import { appendEvents } from "../sql/events";
+import { lockItem } from "../sql/fencing";
+import { selectWorkItem, setPriority as updatePriority } from "../sql/work-items";
 
-/** Changes queue order only; a live lease is never pre-empted by it (rule 5). */
+/** Changes queue order only (rule 10 (queue order)); a live lease is never pre-empted by it (rule 5 (no pre-emption)). */
 export async function setPriority(db: Db, caller: Caller, input: { id: string; priority: number }): Promise<WorkItem> {
   return inTransaction(db, async (tx) => {
     const item = await lockItem(tx, input.id);
@@ -14,7 +14,7 @@ export async function setPriority(db: Db, caller: Caller, input: { id: string; p
     if (item.status !== "open") {
       throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.id} is already ${item.status}`, { workItemId: input.id, status: item.status });
     }
-    await tx.$executeRaw`UPDATE work_items SET priority = ${input.priority}, updated_at = clock_timestamp() WHERE id = ${input.id}`;
+    await updatePriority(tx, input.id, input.priority);
     await appendEvents(tx, [{ workItemId: input.id, type: "work_item.priority_changed", actor: caller.actor, data: { from: item.priority, to: input.priority } }]);
     return (await selectWorkItem(tx, input.id))!;
   });

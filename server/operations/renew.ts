@@ -1,9 +1,11 @@
 import type { Db } from "../db";
 import { inTransaction, retryingConflicts } from "../database/transaction";
-import { actingWorker, isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
+import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
-import { LEASE_COLUMNS, toLease, type LeaseRow } from "../domain/views";
+import { toLease } from "../domain/views";
 import { announceLocally } from "../realtime/wakeups";
+import { refuseStaleLease } from "../sql/fencing";
+import { renewIfCurrent } from "../sql/leases";
 
 export interface RenewInput {
   leaseId: string;
@@ -18,19 +20,8 @@ export interface RenewInput {
  * renews every third of a lease); a refusal is classified afterwards, under the item's lock.
  */
 export async function renew(db: Db, caller: Caller, input: RenewInput): Promise<Lease> {
-  const [renewed] = await retryingConflicts(() => db.$queryRaw<LeaseRow[]>`
-    WITH ${lockLeaseItem(input.leaseId)},
-    l AS (
-      UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => ${input.durationSeconds}), renewed_at = clock_timestamp()
-        FROM item WHERE ${isLiveLease(input.leaseId, input.epoch, actingWorker(caller, input.workerId))}
-      RETURNING l.*
-    ), w AS (
-      UPDATE work_items w SET lease_expires_at = l.expires_at FROM l WHERE w.id = l.work_item_id
-    ), logged AS (
-      INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
-      SELECT l.work_item_id, 'lease.renewed', l.worker_id, l.id, l.epoch, jsonb_build_object('expiresAt', l.expires_at) FROM l
-    )
-    SELECT ${LEASE_COLUMNS} FROM l`);
+  const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: actingWorker(caller, input.workerId) };
+  const renewed = await retryingConflicts(() => renewIfCurrent(db, presented, input.durationSeconds));
   if (!renewed) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
   announceLocally(db, ["lease.renewed"]);
   return toLease(renewed);

@@ -1,11 +1,11 @@
-import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { isLiveLease, lockLeaseItem, refuseStaleLease } from "../domain/fencing";
-import { endLeasesSql } from "../domain/leases";
+import { CLEAR_CONTINUITY } from "../domain/readiness";
 import type { Caller, Lease, WorkItem } from "../domain/types";
-import { LEASE_COLUMNS, selectWorkItem, toLease, type LeaseRow } from "../domain/views";
-import { countLeaseEnded } from "../metrics";
+import { toLease } from "../domain/views";
+import { refuseStaleLease } from "../sql/fencing";
+import { endLease } from "../sql/leases";
+import { selectWorkItem } from "../sql/work-items";
 
 export interface RevokeInput {
   leaseId: string;
@@ -14,7 +14,7 @@ export interface RevokeInput {
 }
 
 /**
- * An operator ends someone's live lease now (rule 5): outcome `revoked`, endedAt = database
+ * An operator ends someone's live lease now (rule 5 (no pre-emption): explicit and audited): outcome `revoked`, endedAt = database
  * now, the operator as the event's actor with the reason. Checked and ended under the item's
  * row lock like every lease-bound write, so it races a release or renewal cleanly: whichever
  * takes the lock first wins, the other is refused. The item stays open and is ready again by
@@ -23,19 +23,9 @@ export interface RevokeInput {
  */
 export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
-    const [revoked] = await tx.$queryRaw<LeaseRow[]>`
-      WITH ${lockLeaseItem(input.leaseId)},
-      ${endLeasesSql({
-        from: Prisma.sql`item`,
-        which: isLiveLease(input.leaseId, input.epoch, null),
-        outcome: "revoked",
-        actor: caller.actor,
-        data: Prisma.sql`jsonb_build_object('reason', ${input.reason}::text)`,
-        itemChanges: Prisma.sql`, continuity_worker_id = NULL, continuity_since = NULL`,
-      })}
-      SELECT ${LEASE_COLUMNS} FROM l`;
+    const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: null };
+    const revoked = await endLease(tx, presented, "revoked", caller.actor, { reason: input.reason }, CLEAR_CONTINUITY);
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
-    countLeaseEnded(tx, revoked);
     return { lease: toLease(revoked), workItem: (await selectWorkItem(tx, revoked.workItemId))! };
   });
 }

@@ -1,24 +1,18 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { endExpiredLeases } from "../domain/expiry";
-import { deleteExpiredReceipts } from "../domain/idempotency";
-import { sendRepeatedExpiriesToPerson } from "../domain/repeated-expiry";
+import { logger } from "../log";
+import { deleteExpiredReceipts } from "../sql/idempotency";
+import { endExpiredLeases, lockExpiredDue } from "../sql/leases";
+import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 
 /**
- * One pass of the expiry sweep (rule 7): ends up to `batch` expired leases nobody reclaimed,
- * sending items whose leases keep expiring to a person (rule 11).
- * Items are locked with SKIP LOCKED, so several app instances sweep one database without
- * ending a lease twice or waiting for each other; a reclaim in flight simply wins.
+ * One pass of the expiry sweep (rule 7 (expiry is recorded)): ends up to `batch` expired leases
+ * nobody reclaimed (lockExpiredDue), sending items whose leases keep expiring to a person
+ * (rule 11 (repeated expiry goes to a person)).
  */
 export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   return inTransaction(db, async (tx) => {
-    const due = await tx.$queryRaw<{ id: string }[]>`
-      SELECT id FROM work_items
-       WHERE lease_expires_at <= statement_timestamp()
-       ORDER BY lease_expires_at
-       LIMIT ${batch}
-         FOR UPDATE SKIP LOCKED`;
-    const ended = await endExpiredLeases(tx, due.map((row) => row.id));
+    const ended = await endExpiredLeases(tx, await lockExpiredDue(tx, batch));
     await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId));
     return ended.length;
   });
@@ -30,7 +24,7 @@ export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number
 }
 
 /** Runs the sweep (expired leases, then old idempotency receipts) every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
-export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = console.error, onPass?: () => void) {
+export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = (error) => logger().error({ err: error }, "expiry sweep failed"), onPass?: () => void) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();

@@ -1,15 +1,13 @@
-import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { AttentionRequest, Page } from "../domain/types";
-import { ATTENTION_COLUMNS, toAttentionRequest } from "../domain/views";
+import { toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
+import { findAttention, selectAttention } from "../sql/attention";
 import { decodeCursor, encodeCursor } from "./cursor";
 import { wakeups } from "../realtime/wakeups";
 
-type AttentionRow = Parameters<typeof toAttentionRequest>[0];
-
 export async function getAttention(db: Db, id: string): Promise<AttentionRequest> {
-  const [row] = await db.$queryRaw<AttentionRow[]>`SELECT ${ATTENTION_COLUMNS} FROM attention_requests a WHERE a.id = ${id}::uuid`;
+  const row = await findAttention(db, id);
   if (!row) throw notFound("attention request", id);
   return toAttentionRequest(row);
 }
@@ -19,14 +17,7 @@ export async function listAttention(
   db: Db,
   input: { status?: "open" | "resolved"; workItemId?: string; limit: number; cursor?: string },
 ): Promise<Page<AttentionRequest>> {
-  const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
-  if (input.status) conditions.push(Prisma.sql`a.status = ${input.status}`);
-  if (input.workItemId) conditions.push(Prisma.sql`a.work_item_id = ${input.workItemId}`);
-  const after = decodeCursor(input.cursor);
-  if (after) conditions.push(Prisma.sql`(a.created_at, a.id) > (SELECT c.created_at, c.id FROM attention_requests c WHERE c.id::text = ${after})`);
-  const rows = await db.$queryRaw<AttentionRow[]>`
-    SELECT ${ATTENTION_COLUMNS} FROM attention_requests a WHERE ${Prisma.join(conditions, " AND ")}
-     ORDER BY a.created_at, a.id LIMIT ${input.limit + 1}`;
+  const rows = await selectAttention(db, { status: input.status, workItemId: input.workItemId, after: decodeCursor(input.cursor), limit: input.limit + 1 });
   const items = rows.slice(0, input.limit).map(toAttentionRequest);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(last.id) : null };

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import type { WorkGraphEvent } from "../domain/types";
 import { wakeups } from "../realtime/wakeups";
+import { newestSequence } from "../sql/events";
 import { listEvents } from "./events";
 
 const PAGE = 500;
@@ -49,9 +50,4 @@ export async function openEventStream(
       await hub.eventsSince(heard, RECHECK_MS, signal);
     }
   })();
-}
-
-async function newestSequence(db: Db): Promise<number> {
-  const [row] = await db.$queryRaw<{ newest: bigint | null }[]>`SELECT max(sequence) AS newest FROM events`;
-  return Number(row?.newest ?? 0);
 }

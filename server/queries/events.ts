@@ -1,9 +1,7 @@
-import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Page, WorkGraphEvent } from "../domain/types";
-import { EVENT_COLUMNS, toEvent } from "../domain/views";
-
-type EventRow = Parameters<typeof toEvent>[0];
+import { toEvent } from "../domain/views";
+import { findSequenceHole, readEventHorizon, selectEventsBefore, selectEventsBetween, transactionsDone } from "../sql/events";
 
 /** How long a reader that found a hole waits for the transactions that may still fill it. */
 const SETTLE_WAIT_MS = 500;
@@ -26,14 +24,8 @@ export async function listEvents(db: Db, input: ListEventsInput): Promise<Page<W
   return input.order === "desc" ? newestEvents(db, input) : tailEvents(db, input);
 }
 
-const itemFilter = (workItemId: string | undefined) =>
-  workItemId !== undefined ? Prisma.sql`AND e.work_item_id = ${workItemId}` : Prisma.empty;
-
 async function newestEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
-  const rows = await db.$queryRaw<EventRow[]>`
-    SELECT ${EVENT_COLUMNS} FROM events e
-     WHERE TRUE ${input.before !== undefined ? Prisma.sql`AND e.sequence < ${input.before}` : Prisma.empty} ${itemFilter(input.workItemId)}
-     ORDER BY e.sequence DESC LIMIT ${input.limit + 1}`;
+  const rows = await selectEventsBefore(db, { before: input.before, workItemId: input.workItemId, limit: input.limit + 1 });
   const items = rows.slice(0, input.limit).map(toEvent);
   return { items, nextCursor: rows.length > input.limit ? String(items.at(-1)!.sequence) : null };
 }
@@ -57,18 +49,12 @@ async function newestEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGr
  */
 async function tailEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
   const after = input.after ?? 0;
-  const [snapshot] = await db.$queryRaw<{ horizon: bigint | null; running: string[] }[]>`
-    SELECT (SELECT max(sequence) FROM events) AS horizon,
-           ARRAY(SELECT transactionid::text FROM pg_locks
-                  WHERE locktype = 'transactionid' AND mode = 'ExclusiveLock' AND granted AND pid <> pg_backend_pid()) AS running`;
+  const snapshot = await readEventHorizon(db);
   const horizon = Number(snapshot?.horizon ?? 0);
   if (horizon <= after) return { items: [], nextCursor: null };
   const safe = snapshot!.running.length > 0 ? await safeHorizon(db, after, horizon, snapshot!.running) : horizon;
 
-  const rows = safe <= after ? [] : await db.$queryRaw<EventRow[]>`
-    SELECT ${EVENT_COLUMNS} FROM events e
-     WHERE e.sequence > ${after} AND e.sequence <= ${safe} ${itemFilter(input.workItemId)}
-     ORDER BY e.sequence LIMIT ${input.limit}`;
+  const rows = safe <= after ? [] : await selectEventsBetween(db, { after, through: safe, workItemId: input.workItemId, limit: input.limit });
   const items = rows.map(toEvent);
   if (items.length > 0) return { items, nextCursor: String(items.at(-1)!.sequence) };
   // A filtered page that stopped short of the horizon found nothing below it: move on past it.
@@ -76,13 +62,7 @@ async function tailEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGrap
 }
 
 async function safeHorizon(db: Db, after: number, horizon: number, running: string[]): Promise<number> {
-  const [scan] = await db.$queryRaw<{ hole: bigint | null; scannedTo: bigint | null }[]>`
-    WITH scanned AS (
-      SELECT sequence, row_number() OVER (ORDER BY sequence) AS n FROM (
-        SELECT sequence FROM events WHERE sequence > ${after} AND sequence <= ${horizon} ORDER BY sequence LIMIT ${HOLE_SCAN_LIMIT}
-      ) s
-    )
-    SELECT (SELECT min(${after} + n) FROM scanned WHERE sequence <> ${after} + n) AS hole, (SELECT max(sequence) FROM scanned) AS "scannedTo"`;
+  const scan = await findSequenceHole(db, after, horizon, HOLE_SCAN_LIMIT);
   if (scan?.hole === null || scan?.hole === undefined) return Number(scan?.scannedTo ?? horizon);
   if (await transactionsEnded(db, running)) return horizon;
   return Number(scan.hole) - 1;
@@ -92,10 +72,7 @@ async function safeHorizon(db: Db, after: number, horizon: number, running: stri
 async function transactionsEnded(db: Db, running: string[]): Promise<boolean> {
   const deadline = Date.now() + SETTLE_WAIT_MS;
   for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
-    const [row] = await db.$queryRaw<{ done: boolean }[]>`
-      SELECT NOT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'transactionid' AND mode = 'ExclusiveLock' AND granted
-                            AND transactionid::text = ANY(${running}::text[])) AS done`;
-    if (row?.done) return true;
+    if (await transactionsDone(db, running)) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }

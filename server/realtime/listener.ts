@@ -1,8 +1,7 @@
 import pg from "pg";
 import { databaseConnectTimeoutMs } from "../config";
-
-/** Channel the events trigger notifies on commit (migration 20261203130000_event_notifications); the payload is the event type. */
-export const EVENTS_CHANNEL = "work_graph_events";
+import { logger } from "../log";
+import { EVENTS_CHANNEL, listenForEvents } from "../sql/notifications";
 
 /** What a listener hears: event types that committed, or "unknown" after a reconnect (messages may have been missed). */
 export type Heard = { types: ReadonlySet<string> } | "unknown";
@@ -27,7 +26,7 @@ export class CommitListener {
   constructor(
     private readonly connectionString: string,
     private readonly onHeard: (heard: Heard) => void,
-    private readonly onError: (error: unknown) => void = (error) => console.error("[work-graph] commit listener:", error),
+    private readonly onError: (error: unknown) => void = (error) => logger().error({ err: error }, "commit listener failed"),
   ) {}
 
   /** Resolves once LISTEN is in place (connecting on first use); rejects if the database cannot be reached. */
@@ -64,7 +63,7 @@ export class CommitListener {
     client.on("end", () => lost());
     try {
       await client.connect();
-      await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+      await listenForEvents(client);
     } catch (error) {
       client.end().catch(() => {});
       throw error;

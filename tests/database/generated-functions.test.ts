@@ -1,4 +1,4 @@
-// SQL functions built from the TypeScript fragments (server/database/static-sql.ts) live in
+// SQL functions built from the TypeScript fragments (server/sql/static-sql.ts) live in
 // migrations, which never change once written. When a fragment they use changes (readiness,
 // fencing, a lease ending), the newest migration defining the function is out of date: this
 // test names the function and the command that prints its current text.
@@ -6,7 +6,7 @@ import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectRoot } from "../../server/database/migrate";
-import { RELEASE_LEASE_FUNCTION } from "../../server/operations/finish";
+import { RELEASE_LEASE_FUNCTION } from "../../server/sql/leases";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 const GENERATED = [{ name: "release_lease", definition: RELEASE_LEASE_FUNCTION }];

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENTS_CHANNEL } from "../../server/realtime/listener";
+import { EVENTS_CHANNEL } from "../../server/sql/notifications";
 import { callerAs } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 

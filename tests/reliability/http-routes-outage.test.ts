@@ -84,7 +84,8 @@ describe("app/api route handlers while the database is down", () => {
     const sessionId = sessionIdOf(before);
     expect(sessionId).toBeTruthy();
 
-    const errors = vi.spyOn(console, "error");
+    // The server's log (pino) writes its lines to stdout.
+    const logLines = vi.spyOn(process.stdout, "write");
     try {
       const postmaster = postmasterPid(cluster);
       process.kill(postmaster, "SIGKILL");
@@ -113,11 +114,11 @@ describe("app/api route handlers while the database is down", () => {
       expect(live.status).toBe(200);
       for (const answer of [ready, trpcAnswer, live]) expect(answer.text).not.toMatch(INTERNALS);
 
-      const logged = errors.mock.calls.map((args) => args.map(String).join(" ")).join("\n");
+      const logged = logLines.mock.calls.map(([chunk]) => String(chunk)).join("\n");
       expect(logged.match(/database unavailable/g)).toHaveLength(1);
       expect(logged).not.toMatch(/internal error|\n\s+at /);
     } finally {
-      errors.mockRestore();
+      logLines.mockRestore();
     }
 
     database = await startEmbeddedPostgres({ dataDir: cluster, port: database.port });

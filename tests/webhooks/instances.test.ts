@@ -1,7 +1,8 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../../server/db";
-import { claimDueDeliveries, startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { claimDeliveries } from "../../server/webhooks/claim";
+import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { actors } from "../support/fixtures";
 import { pause, startReceiver, waitFor } from "./support";
@@ -62,7 +63,7 @@ describe("webhook dispatchers of several app instances", () => {
     const hook = await admin.webhooks.create({ url: receiver.on("/crash", () => ({ status: 200 })), events: ["work_item.created"] });
     await operator.workItems.create({ id: "crash-1", title: "claimed by an instance that dies" });
     // The crashed instance: it claimed the delivery and never sent or recorded anything.
-    const { claimed } = await claimDueDeliveries(database.db, { max: 10, perWebhook: 4, busy: new Map() });
+    const { claimed } = await claimDeliveries(database.db, { max: 10, perWebhook: 4, busy: new Map() });
     expect(claimed.map((d) => d.webhookId)).toEqual([hook.id]);
     const survivor = startWebhookDispatcher(secondInstance, { publicUrl: "http://localhost:3000" });
     try {

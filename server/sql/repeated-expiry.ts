@@ -1,11 +1,9 @@
 import type { Tx } from "../database/transaction";
 import { maxConsecutiveExpiries } from "../config";
-
-/** Worker id and event actor of what the service itself asks (rule 11). */
-export const WORK_GRAPH_ACTOR = "work-graph";
+import { WORK_GRAPH_ACTOR } from "../domain/expiry";
 
 /**
- * Rule 11, repeated expiry goes to a person: for each given item (locked by the caller, which
+ * Rule 11 (repeated expiry goes to a person): for each given item (locked by the caller, which
  * has just recorded an expiry on it), when its last WORK_GRAPH_MAX_EXPIRIES leases all ended
  * `expired` after its latest attention request, open a blocking `help` request from
  * `work-graph` on the last of them, in the caller's transaction. Called wherever an expiry is

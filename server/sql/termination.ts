@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
-import { endExpiredLeases } from "./expiry";
+import { endExpiredLeases } from "./leases";
 
 interface SubtreeItem {
   id: string;
@@ -13,7 +13,7 @@ interface SubtreeItem {
  * Cancels `root` and every open descendant — also those below a released or cancelled item (a
  * child created under a leased item stays open when that item is released) — and propagates
  * readiness. Set-based: a fixed handful of statements whatever the size of the subtree.
- * No pre-emption (rule 5): if a descendant to cancel holds a live lease, nothing changes and
+ * Rule 5 (no pre-emption): if a descendant to cancel holds a live lease, nothing changes and
  * ITEM_LEASED is raised. The caller has locked `root` and ended or checked its lease.
  *
  * Rows are locked in one global order (by id): first the items to cancel, then the items whose

@@ -1,0 +1,120 @@
+import { Prisma } from "../generated/prisma/client";
+import type { Db } from "../db";
+import type { WaitingStage } from "../domain/contract";
+import { STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import type { Stage } from "../domain/types";
+import { ATTENTION_COLUMNS, type toAttentionRequest } from "../domain/views";
+
+/* The dashboard's reads beyond API.md's procedures (server/queries/dashboard*.ts). */
+
+/** Items per stage, one pass over the items (STAGE_SQL gives a released or cancelled item its status). */
+export async function countItemsByStage(db: Db): Promise<{ stage: Stage; n: number }[]> {
+  return db.$queryRaw<{ stage: Stage; n: number }[]>`
+    SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w GROUP BY 1`;
+}
+
+/** Live leases, those expiring within 60 s, open attention requests, and the database clock. */
+export async function countLeasesAndAttention(db: Db): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
+  const [totals] = await db.$queryRaw<{ activeLeases: number; expiring: number; openAttention: number; now: Date }[]>`
+    SELECT count(*) FILTER (WHERE lease_expires_at > statement_timestamp())::int AS "activeLeases",
+           count(*) FILTER (WHERE lease_expires_at > statement_timestamp()
+                              AND lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
+           (SELECT count(*)::int FROM attention_requests WHERE status = 'open') AS "openAttention",
+           statement_timestamp() AS now
+      FROM work_items WHERE lease_expires_at IS NOT NULL`;
+  return totals!;
+}
+
+export type InboxRow = Parameters<typeof toAttentionRequest>[0] & { workItemTitle: string; workItemStage: Stage };
+
+/** Attention requests of one status with their item's title and stage now: open ones oldest first, resolved ones most recently resolved first. */
+export async function selectInbox(db: Db, status: "open" | "resolved", limit: number): Promise<InboxRow[]> {
+  const order = status === "open" ? Prisma.sql`a.created_at, a.id` : Prisma.sql`a.resolved_at DESC, a.id`;
+  return db.$queryRaw<InboxRow[]>`
+    SELECT ${ATTENTION_COLUMNS}, w.title AS "workItemTitle", ${STAGE_SQL} AS "workItemStage"
+      FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
+     WHERE a.status = ${status}
+     ORDER BY ${order} LIMIT ${limit}`;
+}
+
+/** An item as the dashboard shows it next to another one: id, title and current stage. */
+export interface ItemRef {
+  id: string;
+  title: string;
+  stage: Stage;
+}
+
+const REF = Prisma.sql`w.id, w.title, ${STAGE_SQL} AS stage`;
+
+export interface WaitingRow {
+  waitingOn: WaitingStage[];
+  openChildCount: number;
+  lease: { id: string; workerId: string; epoch: number; expiresAt: Date } | null;
+}
+
+/** What keeps item `id` from being ready (WAITING_ON_SQL), its open child count and its live lease; undefined when it does not exist. */
+export async function selectWaiting(db: Db, id: string): Promise<WaitingRow | undefined> {
+  const [state] = await db.$queryRaw<WaitingRow[]>`
+    SELECT ${WAITING_ON_SQL} AS "waitingOn", w.open_child_count AS "openChildCount",
+           (SELECT json_build_object('id', l.id, 'workerId', l.worker_id, 'epoch', l.epoch, 'expiresAt', l.expires_at)
+              FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
+      FROM work_items w WHERE w.id = ${id}`;
+  return state;
+}
+
+/** The item's ancestors, parent first (depth 1), up to the root. */
+export async function selectAncestors(db: Db, id: string): Promise<(ItemRef & { depth: number })[]> {
+  return db.$queryRaw<(ItemRef & { depth: number })[]>`
+    WITH RECURSIVE chain(id, depth) AS (
+      SELECT parent_id, 1 FROM work_items WHERE id = ${id} AND parent_id IS NOT NULL
+      UNION ALL
+      SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id
+       WHERE w.parent_id IS NOT NULL AND c.depth < 10000
+    )
+    SELECT ${REF}, c.depth FROM chain c JOIN work_items w ON w.id = c.id ORDER BY c.depth`;
+}
+
+/** The item's direct blockers, by id. */
+export async function selectBlockers(db: Db, id: string): Promise<ItemRef[]> {
+  return db.$queryRaw<ItemRef[]>`
+    SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
+     WHERE d.work_item_id = ${id} ORDER BY w.id`;
+}
+
+/** The first `limit` items that depend on the item, by id. */
+export async function selectDependents(db: Db, id: string, limit: number): Promise<ItemRef[]> {
+  return db.$queryRaw<ItemRef[]>`
+    SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.work_item_id
+     WHERE d.depends_on_id = ${id} ORDER BY w.id LIMIT ${limit}`;
+}
+
+/** The item's first `limit` children (only the open ones with `openOnly`), oldest first. */
+export async function selectChildren(db: Db, id: string, limit: number, openOnly = false): Promise<ItemRef[]> {
+  return db.$queryRaw<ItemRef[]>`
+    SELECT ${REF} FROM work_items w WHERE w.parent_id = ${id} ${openOnly ? Prisma.sql`AND w.status = 'open'` : Prisma.empty}
+     ORDER BY w.created_at, w.id LIMIT ${limit}`;
+}
+
+export async function countChildren(db: Db, id: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM work_items WHERE parent_id = ${id}`;
+  return row?.n ?? 0;
+}
+
+export async function countDependents(db: Db, id: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dependencies WHERE depends_on_id = ${id}`;
+  return row?.n ?? 0;
+}
+
+/** The open blockers of the given ancestors, by ancestor then id. */
+export async function selectAncestorBlockers(db: Db, ancestorIds: string[]): Promise<(ItemRef & { ancestorId: string })[]> {
+  return db.$queryRaw<(ItemRef & { ancestorId: string })[]>`
+    SELECT d.work_item_id AS "ancestorId", ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
+     WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' ORDER BY d.work_item_id, w.id`;
+}
+
+/** The item's open blocking attention requests, oldest first. */
+export async function selectOpenBlockingRequests(db: Db, id: string): Promise<{ id: string; question: string; workerId: string; createdAt: Date }[]> {
+  return db.$queryRaw<{ id: string; question: string; workerId: string; createdAt: Date }[]>`
+    SELECT a.id::text AS id, a.question, a.worker_id AS "workerId", a.created_at AS "createdAt" FROM attention_requests a
+     WHERE a.work_item_id = ${id} AND a.status = 'open' AND a.blocking ORDER BY a.created_at, a.id`;
+}

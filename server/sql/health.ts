@@ -1,0 +1,9 @@
+import type { Db } from "../db";
+
+/* What the health checks ask the database. */
+
+/** The database clock (a round trip that proves the database answers). */
+export async function databaseNow(db: Db): Promise<Date> {
+  const [row] = await db.$queryRaw<{ now: Date }[]>`SELECT statement_timestamp() AS now`;
+  return row!.now;
+}

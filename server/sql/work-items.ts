@@ -1,0 +1,190 @@
+import { Prisma } from "../generated/prisma/client";
+import { continuitySeconds } from "../config";
+import type { Tx } from "../database/transaction";
+import { generateWorkItemId } from "../domain/ids";
+import { CLAIMABLE, claimTiers, QUEUE_ORDER, STAGE_SQL } from "../domain/readiness";
+import type { Stage, WorkItem } from "../domain/types";
+import { toWorkItem, WORK_ITEM_COLUMNS, type WorkItemRow } from "../domain/views";
+import { notFound, WorkGraphError } from "../errors";
+import { appendEvents } from "./events";
+import { lockAncestorChain, waitsForReaches } from "./graph";
+
+const WORK_ITEM_SELECT = Prisma.sql`SELECT ${WORK_ITEM_COLUMNS} FROM work_items w`;
+
+/** Work items matching `where` (a fragment over alias `w`), in `orderBy` order (rule 10 (queue order) unless given). */
+export async function selectWorkItems(tx: Tx, where: Prisma.Sql, orderBy: Prisma.Sql = QUEUE_ORDER, limit?: number): Promise<WorkItem[]> {
+  const rows = await tx.$queryRaw<WorkItemRow[]>`${WORK_ITEM_SELECT} WHERE ${where} ORDER BY ${orderBy}
+    ${limit === undefined ? Prisma.empty : Prisma.sql`LIMIT ${limit}`}`;
+  return rows.map(toWorkItem);
+}
+
+export async function selectWorkItem(tx: Tx, id: string): Promise<WorkItem | null> {
+  const [item] = await selectWorkItems(tx, Prisma.sql`w.id = ${id}`);
+  return item ?? null;
+}
+
+/** The given items in the given order. */
+export const selectWorkItemsById = (tx: Tx, ids: string[]): Promise<WorkItem[]> =>
+  selectWorkItems(tx, Prisma.sql`w.id = ANY(${ids}::text[])`, Prisma.sql`array_position(${ids}::text[], w.id)`);
+
+export interface NewWorkItem {
+  id?: string;
+  title: string;
+  description?: string | null;
+  priority?: number;
+  dependsOn?: string[];
+}
+
+/**
+ * Inserts items (all under `parentId`, or roots) with their dependency edges and readiness
+ * counters, and rejects any that would close a cycle. `dependsOn` may name items inserted in
+ * the same call. The caller holds lockGraphShape when any item has a parent or dependencies.
+ */
+export async function insertWorkItems(tx: Tx, parentId: string | null, items: NewWorkItem[], actor: string): Promise<string[]> {
+  let inherited = 0;
+  let parentPriority = 0;
+  const declared = [...new Set(items.flatMap((item) => item.dependsOn ?? []))];
+  if (parentId !== null) {
+    // The parent chain and the blockers in one statement, in id order (the global lock order).
+    const parent = await lockAncestorChain(tx, parentId, declared);
+    if (!parent) throw notFound("parent work item", parentId);
+    if (parent.status !== "open") {
+      throw new WorkGraphError("ALREADY_TERMINAL", `parent ${parentId} is already ${parent.status}`, { workItemId: parentId, status: parent.status });
+    }
+    inherited = parent.inherited;
+    parentPriority = parent.priority;
+  }
+
+  const rows = items.map((item) => ({
+    id: item.id ?? generateWorkItemId(item.title),
+    title: item.title,
+    description: item.description ?? null,
+    priority: item.priority ?? parentPriority,
+    dependsOn: [...new Set(item.dependsOn ?? [])],
+  }));
+  const ids = rows.map((row) => row.id);
+  const duplicateInCall = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (duplicateInCall) throw new WorkGraphError("DUPLICATE", `work item id ${duplicateInCall} is given twice`, { id: duplicateInCall });
+  const selfDependent = rows.find((row) => row.dependsOn.includes(row.id));
+  if (selfDependent) throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${selfDependent.id} cannot depend on itself`, { workItemId: selfDependent.id });
+
+  // Blockers outside this call: they must exist; share-locked so a concurrent release of one
+  // either commits before we count it as open or waits until our edge is visible to it.
+  const external = [...new Set(rows.flatMap((row) => row.dependsOn))].filter((id) => !ids.includes(id));
+  const blockers = external.length === 0 ? [] : await tx.$queryRaw<{ id: string; open: boolean }[]>`
+    SELECT id, status = 'open' AS open FROM work_items WHERE id = ANY(${external}::text[]) ORDER BY id FOR SHARE`;
+  const missing = external.find((id) => !blockers.some((blocker) => blocker.id === id));
+  if (missing) throw notFound("dependency", missing);
+  const openBlocker = new Set(blockers.filter((blocker) => blocker.open).map((blocker) => blocker.id).concat(ids));
+
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO work_items (id, title, description, parent_id, priority, open_dependency_count, ancestor_dependency_count)
+    SELECT * FROM unnest(${ids}::text[], ${rows.map((r) => r.title)}::text[], ${rows.map((r) => r.description)}::text[],
+                         ${rows.map(() => parentId)}::text[], ${rows.map((r) => r.priority)}::int[],
+                         ${rows.map((r) => r.dependsOn.filter((id) => openBlocker.has(id)).length)}::int[],
+                         ${rows.map(() => inherited)}::int[])
+    ON CONFLICT (id) DO NOTHING
+    RETURNING id`;
+  if (inserted.length !== rows.length) {
+    const taken = ids.find((id) => !inserted.some((row) => row.id === id))!;
+    throw new WorkGraphError("DUPLICATE", `work item ${taken} already exists`, { id: taken });
+  }
+
+  const edges = rows.flatMap((row) => row.dependsOn.map((blocker) => [row.id, blocker] as const));
+  if (edges.length > 0) {
+    await tx.$executeRaw`INSERT INTO dependencies (work_item_id, depends_on_id)
+      SELECT * FROM unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
+  }
+  if (parentId !== null) {
+    await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + ${rows.length}, updated_at = clock_timestamp()
+      WHERE id = ${parentId}`;
+  }
+  // A new item has no dependents yet, so a new cycle must run from what it waits for back to itself.
+  for (const row of rows) {
+    if (row.dependsOn.length === 0) continue;
+    const starts = row.dependsOn.map((id) => ({ id, up: false }));
+    if (parentId !== null) starts.push({ id: parentId, up: true });
+    if (await waitsForReaches(tx, starts, [{ id: row.id, up: false }])) {
+      throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${row.id} would wait for itself`, { workItemId: row.id });
+    }
+  }
+  await appendEvents(
+    tx,
+    rows.map((row) => ({
+      workItemId: row.id,
+      type: "work_item.created",
+      actor,
+      data: { title: row.title, parentId, priority: row.priority, dependsOn: row.dependsOn },
+    })),
+  );
+  return ids;
+}
+
+/** The status of work item `id`, or undefined when it does not exist (the caller holds its lock). */
+export async function statusOf(tx: Tx, id: string): Promise<string | undefined> {
+  const [row] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM work_items WHERE id = ${id}`;
+  return row?.status;
+}
+
+/** Changes queue order only (rule 10 (queue order)); a live lease is never pre-empted by it (rule 5 (no pre-emption)). */
+export async function setPriority(tx: Tx, id: string, priority: number): Promise<void> {
+  await tx.$executeRaw`UPDATE work_items SET priority = ${priority}, updated_at = clock_timestamp() WHERE id = ${id}`;
+}
+
+/** Reparents `id` under `parentId` (or makes it a root), its inherited blockers shifted by `delta`. */
+export async function setParent(tx: Tx, id: string, parentId: string | null, delta: number): Promise<void> {
+  await tx.$executeRaw`UPDATE work_items SET parent_id = ${parentId}, ancestor_dependency_count = ancestor_dependency_count + ${delta},
+    updated_at = clock_timestamp() WHERE id = ${id}`;
+}
+
+/** Counts an open child more (1) or less (-1) on `parentId`. */
+export async function shiftOpenChildren(tx: Tx, parentId: string, delta: 1 | -1): Promise<void> {
+  await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + ${delta} WHERE id = ${parentId}`;
+}
+
+/** Counts an open blocker more (1) or less (-1) on the dependent itself (its descendants: shiftDescendantsInheritedDependencies). */
+export async function shiftOpenDependencies(tx: Tx, dependentId: string, delta: 1 | -1): Promise<void> {
+  await tx.$executeRaw`UPDATE work_items SET open_dependency_count = open_dependency_count + ${delta}, updated_at = clock_timestamp()
+    WHERE id = ${dependentId}`;
+}
+
+/** Adds the edge `workItemId` depends on `dependsOnId`; false when it already exists. */
+export async function insertDependency(tx: Tx, workItemId: string, dependsOnId: string): Promise<boolean> {
+  const added = await tx.$executeRaw`INSERT INTO dependencies (work_item_id, depends_on_id)
+    VALUES (${workItemId}, ${dependsOnId}) ON CONFLICT DO NOTHING`;
+  return added > 0;
+}
+
+/** Removes the edge `workItemId` depends on `dependsOnId`; false when there was none. */
+export async function deleteDependency(tx: Tx, workItemId: string, dependsOnId: string): Promise<boolean> {
+  const removed = await tx.$executeRaw`DELETE FROM dependencies WHERE work_item_id = ${workItemId} AND depends_on_id = ${dependsOnId}`;
+  return removed > 0;
+}
+
+/** A page of items, oldest first (created_at, id), after item `after`: filtered by stage, parent and a search in id and title. */
+export async function selectWorkItemsPage(
+  db: Tx,
+  filter: { stages: Stage[]; parentId?: string; search?: string; after: string | null; limit: number },
+): Promise<WorkItem[]> {
+  const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  if (filter.stages.length > 0) conditions.push(Prisma.sql`(${STAGE_SQL}) = ANY(${filter.stages}::text[])`);
+  if (filter.parentId !== undefined) conditions.push(Prisma.sql`w.parent_id = ${filter.parentId}`);
+  if (filter.search) {
+    const pattern = `%${filter.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    conditions.push(Prisma.sql`(w.id ILIKE ${pattern} OR w.title ILIKE ${pattern})`);
+  }
+  if (filter.after) conditions.push(Prisma.sql`(w.created_at, w.id) > (SELECT c.created_at, c.id FROM work_items c WHERE c.id = ${filter.after})`);
+  return selectWorkItems(db, Prisma.join(conditions, " AND "), Prisma.sql`w.created_at, w.id`, filter.limit);
+}
+
+/** The continuity tiers (rule 9 (continuity)) of `workerId`'s next claim, in the order it takes them. */
+export const queueTiers = (workerId: string): Prisma.Sql[] => claimTiers(workerId, continuitySeconds());
+
+/** Up to `limit` claimable items of one continuity tier, in queue order (rule 10 (queue order)). */
+export const selectQueueTier = (db: Tx, tier: Prisma.Sql, limit: number): Promise<WorkItem[]> =>
+  selectWorkItems(db, Prisma.sql`${CLAIMABLE} ${tier}`, QUEUE_ORDER, limit);
+
+export async function workItemExists(db: Tx, id: string): Promise<boolean> {
+  const [exists] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id}`;
+  return exists !== undefined;
+}
