@@ -1,5 +1,5 @@
 import { WorkGraphError } from "../errors";
-import { logger } from "../log";
+import { lifecycleLogger, logger } from "../log";
 import { sqlState } from "./transaction";
 
 /**
@@ -50,7 +50,7 @@ export function noteDatabaseDown(): void {
 export function noteDatabaseUp(): void {
   if (!state.down) return;
   state.down = false;
-  logger().info("database available again");
+  lifecycleLogger().info("database available again");
 }
 
 /** Rethrows `error`, as UNAVAILABLE when it means the database cannot be reached. */
