@@ -2,7 +2,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { postmasterPid } from "../../scripts/server-process";
-import { launchBrowser, operatorContext, required } from "./support";
+import { baseURL, launchBrowser, operatorContext, required } from "./support";
 
 /*
  * kill -9 of the embedded PostgreSQL under the running server: `npm start`'s supervisor brings
@@ -31,6 +31,8 @@ describe("a dashboard page during a database outage", () => {
     // milliseconds between the kill and the request, but a loaded machine gets three tries.
     let outagePage: string | null = null;
     for (let attempt = 0; attempt < 3 && outagePage === null; attempt++) {
+      // A kill only counts once the previous restart is complete (its new postmaster is serving).
+      await expect.poll(async () => (await fetch(`${baseURL}/api/health/ready`)).status, { timeout: 30_000 }).toBe(200);
       process.kill(postmasterPid(cluster), "SIGKILL");
       await page.goto("/leases");
       if (await page.getByTestId("page-error").isVisible()) outagePage = await page.locator("body").innerText();
