@@ -80,9 +80,9 @@ describe("drain vs claim (real connections)", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = 'dr-inflight' FOR UPDATE");
     const claim = settle(w.leases.claim({ workItemId: "dr-inflight", durationSeconds: 60 }));
-    await waitForWaiters(sql, "transactionid", 1);
+    await expect.poll(() => lockWaiters(sql, { locktype: "transactionid" })).toBeGreaterThanOrEqual(1);
     const drain = settle(operator.workers.drain({ workerId: "dr-inflight", reason: "now" }));
-    await waitForWaiters(sql, "advisory", 1); // the drain waits for the claim
+    await expect.poll(() => lockWaiters(sql, { locktype: "advisory" })).toBeGreaterThanOrEqual(1); // the drain waits for the claim
     await holder.query("ROLLBACK");
     const [claimed, drained] = await Promise.all([claim, drain]);
     expect(claimed.ok).toBe(true);
@@ -99,9 +99,9 @@ describe("drain vs claim (real connections)", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM worker_drains WHERE worker_id = 'dr-pending' FOR UPDATE");
     const drain = settle(operator.workers.drain({ workerId: "dr-pending", reason: "pending" }));
-    await waitForWaiters(sql, "transactionid", 1); // the drain holds the worker lock, waits for the row
+    await expect.poll(() => lockWaiters(sql, { locktype: "transactionid" })).toBeGreaterThanOrEqual(1); // the drain holds the worker lock, waits for the row
     const claim = settle(w.leases.claim({ workItemId: "dr-pending", durationSeconds: 60 }));
-    await waitForWaiters(sql, "advisory", 1);
+    await expect.poll(() => lockWaiters(sql, { locktype: "advisory" })).toBeGreaterThanOrEqual(1);
     await holder.query("ROLLBACK");
     const [drained, claimed] = await Promise.all([drain, claim]);
     expect(drained.ok).toBe(true);

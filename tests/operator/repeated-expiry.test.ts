@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -104,15 +104,11 @@ describe("rule 11: repeated expiry goes to a person", () => {
     // Expired: 1, 2, 3 (asked during 3), 4 → only 3 and 4 count since the request.
     expect(await systemRequests("streak-broken")).toHaveLength(0);
 
-    process.env.WORK_GRAPH_MAX_EXPIRIES = "0";
-    try {
-      await operator.workItems.create({ id: "streak-off", title: "Off" });
-      await lapse("streak-off", [a, a, a, a]);
-      await sweepExpiredLeases(database.db);
-      expect(await systemRequests("streak-off")).toHaveLength(0);
-    } finally {
-      delete process.env.WORK_GRAPH_MAX_EXPIRIES;
-    }
+    vi.stubEnv("WORK_GRAPH_MAX_EXPIRIES", "0");
+    await operator.workItems.create({ id: "streak-off", title: "Off" });
+    await lapse("streak-off", [a, a, a, a]);
+    await sweepExpiredLeases(database.db);
+    expect(await systemRequests("streak-off")).toHaveLength(0);
   });
 
   it("the sweep and a reclaim racing for the third expiry open the request exactly once (8 items)", async () => {

@@ -114,7 +114,7 @@ describe("revoke races (real connections, gated on the item's row lock)", () => 
       const open = await holdItem(id);
       const revoke = settle(operator.leases.revoke({ leaseId: lease.id, epoch: lease.epoch, reason: `round ${round}` }));
       const release = settle(w.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "finished" }));
-      await waitForLockWaits(sql, 2);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
       await open();
       const [revoked, released] = await Promise.all([revoke, release]);
       expect([revoked.ok, released.ok].filter(Boolean)).toHaveLength(1);
@@ -148,7 +148,7 @@ describe("revoke races (real connections, gated on the item's row lock)", () => 
       const open = await holdItem(id);
       const revoke = settle(operator.leases.revoke({ leaseId: lease.id, epoch: lease.epoch, reason: "stop" }));
       const renew = settle(w.leases.renew({ leaseId: lease.id, epoch: lease.epoch, durationSeconds: 3600 }));
-      await waitForLockWaits(sql, 2);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
       await open();
       const [revoked, renewed] = await Promise.all([revoke, renew]);
       expect(revoked.ok).toBe(true);

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createSession, endSession } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
-import { createDb, type Db } from "../../server/db";
+import { createDb } from "../../server/db";
 import type { WorkGraphEvent } from "../../server/domain/types";
 import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
 import { SESSION_COOKIE } from "../../server/trpc/init";
