@@ -2,7 +2,6 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import { callerAs } from "../support/app";
 import { refusal, databaseTest } from "../support/fixtures";
-import "./support";
 
 const it = databaseTest();
 
