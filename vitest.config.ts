@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
@@ -15,7 +16,16 @@ export default defineConfig({
     // Files spend most of their time waiting on PostgreSQL and child processes, not on CPU:
     // three at once on 2 cores (Vitest's default there is one) cuts the run about in half.
     maxWorkers: 3,
-    // The request log (one line per API call) would drown the test output; tests that check it raise the level.
-    env: { WORK_GRAPH_LOG_LEVEL: process.env.WORK_GRAPH_LOG_LEVEL ?? "warn" },
+    // Settings a test changes with vi.stubEnv are put back before the next test.
+    unstubEnvs: true,
+    // expect.poll waits on state (a row, a counter, the database clock), never a fixed sleep;
+    // the default second is too short on a machine busy with other test files.
+    expect: { poll: { timeout: 15_000, interval: 20 } },
+    env: {
+      // The request log (one line per API call) would drown the test output; tests that check it raise the level.
+      WORK_GRAPH_LOG_LEVEL: process.env.WORK_GRAPH_LOG_LEVEL ?? "warn",
+      // Webhook secrets are encrypted with a per-run key (never a key file in the repository's data dir).
+      WORK_GRAPH_SECRET_KEY: randomBytes(32).toString("hex"),
+    },
   },
 });

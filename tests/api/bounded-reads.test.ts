@@ -1,22 +1,12 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors, insertReadyItems } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { insertReadyItems, databaseTest } from "../support/fixtures";
 
 /* Every list the dashboard reads has a hard upper limit and pages (newest first where a long-running item needs it). */
 
-let database: TestDatabase;
-let sql: pg.Client;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 8 });
-  sql = await database.connect();
-  world = await actors(database);
-});
-afterAll(() => database.close());
+const it = databaseTest({ poolSize: 8 });
 
 describe("bounded reads", () => {
-  it("leases.active returns at most 200 by default, at most 500 when asked, and pages after a lease", async () => {
+  it("leases.active returns at most 200 by default, at most 500 when asked, and pages after a lease", async ({ sql, people: world }) => {
     const { operator, agent } = world;
     await insertReadyItems(sql, "many", 230);
     const worker = await agent("busy-worker");
@@ -32,7 +22,7 @@ describe("bounded reads", () => {
     await expect(operator.leases.active({ limit: 501 })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   }, 120_000);
 
-  it("notes and events page newest first ('older'), and dependents are bounded with their total", async () => {
+  it("notes and events page newest first ('older'), and dependents are bounded with their total", async ({ sql, people: world }) => {
     const { operator, agent } = world;
     await operator.workItems.create({ id: "long-running", title: "Long running", priority: 1000 });
     const worker = await agent("chatty");

@@ -1,32 +1,8 @@
-import type pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { startTestServer } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { callerAs } from "../support/app";
-import { actorsFor, claimAndRelease, claimNext, expectStages, itemRows, refused, tableCounts, type Actors, type Api } from "../graph/support";
+import { describe, expect } from "vitest";
+import { callerAs, startTestServer } from "../support/app";
+import { claimAndRelease, claimNext, expectStages, expectUnchanged, graphTest, refused, type Api } from "../graph/support";
 
-let database: TestDatabase;
-let actors: Actors;
-let client: pg.Client;
-const savedContinuity = process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-beforeEach(async () => {
-  // Continuity has its own file; here the queue is in plain priority order.
-  process.env.WORK_GRAPH_CONTINUITY_SECONDS = "0";
-  database = await createTestDatabase({ poolSize: 12 });
-  actors = await actorsFor(database);
-  client = await database.connect();
-});
-afterEach(async () => {
-  if (savedContinuity === undefined) delete process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-  else process.env.WORK_GRAPH_CONTINUITY_SECONDS = savedContinuity;
-  await database.close();
-});
-
-async function expectUnchanged(call: () => Promise<unknown>, expected: { reason: string; detail?: Record<string, unknown> }) {
-  const before = { counts: await tableCounts(client), items: await itemRows(client) };
-  expect(await refused(call())).toMatchObject(expected);
-  expect({ counts: await tableCounts(client), items: await itemRows(client) }).toEqual(before);
-}
+const it = graphTest({ poolSize: 12 });
 
 /** Claims `id` (named) as `worker` and asks a blocking question; returns the lease and the request. */
 async function ask(worker: Api, id: string, question = `What about ${id}?`) {
@@ -36,7 +12,7 @@ async function ask(worker: Api, id: string, question = `What about ${id}?`) {
 }
 
 describe("attention.request", () => {
-  it("blocking: ends the lease as attention_requested in the same transaction; the item needs attention", async () => {
+  it("blocking: ends the lease as attention_requested in the same transaction; the item needs attention", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("asker");
     await operator.workItems.create({ id: "a", title: "A", priority: 5 });
@@ -75,14 +51,14 @@ describe("attention.request", () => {
     ]);
 
     // The ended lease is fenced off: no renewal, no second request.
-    await expectUnchanged(() => worker.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }), { reason: "LEASE_NOT_CURRENT", detail: { kind: "ended" } });
-    await expectUnchanged(() => worker.attention.request({ leaseId: claimed.lease.id, epoch: 1, kind: "help", question: "Again?" }), {
+    await expectUnchanged(client, () => worker.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }), { reason: "LEASE_NOT_CURRENT", detail: { kind: "ended" } });
+    await expectUnchanged(client, () => worker.attention.request({ leaseId: claimed.lease.id, epoch: 1, kind: "help", question: "Again?" }), {
       reason: "LEASE_NOT_CURRENT",
       detail: { kind: "ended" },
     });
   });
 
-  it("non-blocking: the lease and readiness are untouched", async () => {
+  it("non-blocking: the lease and readiness are untouched", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("fyi");
     await operator.workItems.create({ id: "n", title: "N", priority: 5 });
@@ -99,7 +75,7 @@ describe("attention.request", () => {
     expect((await operator.attention.list({ status: "open" })).items.map((r) => r.id)).toEqual([request.id]);
   });
 
-  it("only one blocking request can be opened per lease, even when they race", async () => {
+  it("only one blocking request can be opened per lease, even when they race", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("racer");
     await operator.workItems.create({ id: "r", title: "R" });
@@ -119,12 +95,12 @@ describe("attention.request", () => {
 });
 
 describe("attention.resolve", () => {
-  it("operators resolve once: ALREADY_RESOLVED after, FORBIDDEN for agents, NOT_FOUND for unknown ids", async () => {
+  it("operators resolve once: ALREADY_RESOLVED after, FORBIDDEN for agents, NOT_FOUND for unknown ids", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "q", title: "Q" });
     const { request } = await ask(worker, "q");
-    await expectUnchanged(() => worker.attention.resolve({ id: request.id, resolution: "I answer myself" }), { reason: "FORBIDDEN" });
+    await expectUnchanged(client, () => worker.attention.resolve({ id: request.id, resolution: "I answer myself" }), { reason: "FORBIDDEN" });
     await expectStages(actors, { q: "needs_attention" }, []);
 
     const resolved = await operator.attention.resolve({ id: request.id, resolution: "Do it" });
@@ -134,12 +110,12 @@ describe("attention.resolve", () => {
     expect(resolved.workItem).toMatchObject({ id: "q", stage: "ready" });
     await expectStages(actors, { q: "ready" }, ["q"]);
 
-    await expectUnchanged(() => operator.attention.resolve({ id: request.id, resolution: "Actually, don't" }), { reason: "ALREADY_RESOLVED" });
+    await expectUnchanged(client, () => operator.attention.resolve({ id: request.id, resolution: "Actually, don't" }), { reason: "ALREADY_RESOLVED" });
     expect((await operator.attention.get({ id: request.id })).resolution).toBe("Do it");
-    await expectUnchanged(() => operator.attention.resolve({ id: "00000000-0000-4000-8000-000000000000", resolution: "?" }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => operator.attention.resolve({ id: "00000000-0000-4000-8000-000000000000", resolution: "?" }), { reason: "NOT_FOUND" });
   });
 
-  it("two blocking requests on an item need two resolutions", async () => {
+  it("two blocking requests on an item need two resolutions", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "two", title: "Two questions" });
@@ -162,7 +138,7 @@ describe("attention.resolve", () => {
     await expectStages(actors, { two: "ready" }, ["two"]);
   });
 
-  it("resolution recomputes readiness: blocked if a dependency appeared, waiting if a child did", async () => {
+  it("resolution recomputes readiness: blocked if a dependency appeared, waiting if a child did", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "paused", title: "Paused" });
@@ -184,7 +160,7 @@ describe("attention.resolve", () => {
 });
 
 describe("attention.list and attention.get", () => {
-  it("lists oldest first with status and work item filters, paginates, and gets by id", async () => {
+  it("lists oldest first with status and work item filters, paginates, and gets by id", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     const w2 = await actors.agent("w2");
@@ -230,7 +206,7 @@ describe("attention.list and attention.get", () => {
 });
 
 describe("resuming after attention", () => {
-  it("the resuming claim carries the questions and answers of the previous lease", async () => {
+  it("the resuming claim carries the questions and answers of the previous lease", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("resumer");
     await operator.workItems.create({ id: "job", title: "Job" });
@@ -252,7 +228,7 @@ describe("resuming after attention", () => {
     expect((await claimNext(worker, "plain")).attention).toEqual([]);
   });
 
-  it("over HTTP, another worker's named claim returns the attention field as plain JSON", async () => {
+  it("over HTTP, another worker's named claim returns the attention field as plain JSON", async ({ actors, database }) => {
     const { operator } = actors;
     const first = await actors.agent("first");
     await operator.workItems.create({ id: "handover", title: "Handover" });

@@ -4,10 +4,10 @@
 // test names the function and the command that prints its current text.
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { projectRoot } from "../../server/database/migrate";
 import { RELEASE_LEASE_FUNCTION } from "../../server/sql/leases";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
 const GENERATED = [{ name: "release_lease", definition: RELEASE_LEASE_FUNCTION }];
 
@@ -21,13 +21,7 @@ async function newestDefinition(name: string): Promise<{ migration: string; text
   return undefined;
 }
 
-let database: TestDatabase;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 2 });
-});
-afterAll(async () => {
-  await database.close();
-});
+const it = databaseTest({ poolSize: 2 });
 
 describe("generated SQL functions", () => {
   it.each(GENERATED)("the newest migration defining $name holds the text the code generates", async ({ name, definition }) => {
@@ -39,7 +33,7 @@ describe("generated SQL functions", () => {
     ).toBe(true);
   });
 
-  it.each(GENERATED)("the migrated database runs the generated body of $name", async ({ name, definition }) => {
+  it.for(GENERATED)("the migrated database runs the generated body of $name", async ({ name, definition }, { database }) => {
     const [row] = await database.db.$queryRaw<{ body: string }[]>`SELECT prosrc AS body FROM pg_proc WHERE proname = ${name}`;
     expect(row?.body).toBe(definition.slice(definition.indexOf("$$") + 2, definition.lastIndexOf("$$")));
   });

@@ -1,44 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "../../server/db";
-import type { Caller } from "../../server/domain/types";
+import { describe, expect } from "vitest";
+import { createDb } from "../../server/db";
 import { addDependency } from "../../server/operations/dependencies";
 import { callerAs } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actorsFor, type Actors } from "./support";
+import { graphTest } from "./support";
+import { lockWaiters } from "../support/fixtures";
 
-let database: TestDatabase;
-let second: Db;
-let actors: Actors;
-let operatorCaller: Caller;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 10 });
+const it = graphTest({ poolSize: 10, scope: "file", continuity: true })
   // A second, independent client: its own pool, so the two racers use different connections.
-  second = createDb(database.url, { poolSize: 4 });
-  actors = await actorsFor(database);
-  operatorCaller = (await callerAs(database.db, "operator")).caller;
-});
-afterAll(async () => {
-  await second.$disconnect();
-  await database.close();
-});
+  .extend("second", { scope: "file" }, ({ database }, { onCleanup }) => {
+    const db = createDb(database.url, { poolSize: 4 });
+    onCleanup(() => db.$disconnect());
+    return db;
+  })
+  .extend("operatorCaller", { scope: "file" }, async ({ database }) => (await callerAs(database.db, "operator")).caller);
 
 const GRAPH_LOCK = "SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))";
 
-/** Waits until at least `n` sessions of this database are waiting for a lock. */
-async function waitingOnLocks(n: number) {
-  const observer = await database.connect();
-  for (let tries = 0; tries < 400; tries++) {
-    const { rows } = await observer.query<{ n: number }>(
-      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
-    );
-    if (rows[0]!.n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  throw new Error(`expected ${n} sessions waiting on locks`);
-}
-
 describe("graph edits under concurrency", () => {
-  it("two connections racing to add a→b and b→a: exactly one succeeds, every time", async () => {
+  it("two connections racing to add a→b and b→a: exactly one succeeds, every time", async ({ database, actors, second, operatorCaller }) => {
     const gate = await database.connect();
     const iterations = 60;
     for (let i = 0; i < iterations; i++) {
@@ -57,14 +36,9 @@ describe("graph edits under concurrency", () => {
         addDependency(second, operatorCaller, { workItemId: b, dependsOnId: a }),
       ]);
       if (gated) {
-        // Let them go once both transactions wait for the lock (or after a second at most).
-        for (let tries = 0; tries < 200; tries++) {
-          const { rows } = await gate.query<{ waiting: number }>(
-            "SELECT count(*)::int AS waiting FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
-          );
-          if (rows[0]!.waiting >= 2) break;
-          await new Promise((resolve) => setTimeout(resolve, 5));
-        }
+        // Let them go once both transactions wait for the lock.
+        // (Polled every 50 ms: reading pg_locks every few milliseconds kept the second client out of the queue.)
+        await expect.poll(() => lockWaiters(gate), { interval: 50 }).toBeGreaterThanOrEqual(2);
         await gate.query("COMMIT");
       }
       const results = await racing;
@@ -82,7 +56,7 @@ describe("graph edits under concurrency", () => {
     }
   });
 
-  it("a release unblocks the whole subtree at commit, all at once", async () => {
+  it("a release unblocks the whole subtree at commit, all at once", async ({ database, sql, actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("atomic");
     await operator.workItems.create({ id: "at-x", title: "Blocker", priority: 50 });
@@ -96,7 +70,7 @@ describe("graph edits under concurrency", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = 'at-c' FOR UPDATE");
     const releasing = worker.leases.release({ leaseId: lease.lease.id, epoch: 1, evidence: "done" });
-    await waitingOnLocks(1);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
     const stages = async () => Object.fromEntries(
       await Promise.all(["at-x", "at-c", "at-d"].map(async (id) => [id, (await operator.workItems.get({ id })).stage] as const)),
     );
@@ -109,7 +83,7 @@ describe("graph edits under concurrency", () => {
     expect(await ready()).toEqual(["at-c", "at-d"]);
   });
 
-  it("a dependency committed while its blocker's release waits for the row is counted off by that release", async () => {
+  it("a dependency committed while its blocker's release waits for the row is counted off by that release", async ({ database, sql, actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("releaser");
     await operator.workItems.create({ id: "late-0x", title: "Blocker", priority: 50 });
@@ -122,9 +96,9 @@ describe("graph edits under concurrency", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = 'late-a.kid' FOR UPDATE");
     const adding = operator.workItems.addDependency({ workItemId: "late-a", dependsOnId: "late-0x" });
-    await waitingOnLocks(1);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
     const releasing = worker.leases.release({ leaseId: lease.lease.id, epoch: 1, evidence: "done" });
-    await waitingOnLocks(2);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
     await holder.query("ROLLBACK");
     const [added, released] = await Promise.all([adding, releasing]);
     expect(added.dependsOn).toEqual(["late-0x"]);
@@ -138,7 +112,7 @@ describe("graph edits under concurrency", () => {
   });
 
   for (const finish of ["release", "operator cancel"] as const) {
-    it(`a subtree moved under a dependent while the blocker's ${finish} waits for that dependent is unblocked too`, async () => {
+    it(`a subtree moved under a dependent while the blocker's ${finish} waits for that dependent is unblocked too`, async ({ database, sql, actors }) => {
       const { operator } = actors;
       const worker = await actors.agent("releaser-2");
       const p = finish === "release" ? "mvr" : "mvc";
@@ -152,11 +126,11 @@ describe("graph edits under concurrency", () => {
       await holder.query("BEGIN");
       await holder.query(`SELECT 1 FROM work_items WHERE id = '${p}-s.kid' FOR UPDATE`);
       const moving = operator.workItems.move({ id: `${p}-s`, parentId: `${p}-a` });
-      await waitingOnLocks(1);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
       const finishing = lease
         ? worker.leases.release({ leaseId: lease.lease.id, epoch: 1, evidence: "done" })
         : operator.workItems.cancel({ id: `${p}-x`, reason: "not needed" });
-      await waitingOnLocks(2);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
       await holder.query("ROLLBACK");
       await Promise.all([moving, finishing]);
 
@@ -167,7 +141,7 @@ describe("graph edits under concurrency", () => {
     });
   }
 
-  it("a claim, renew and release are not delayed by a long graph edit on unrelated items", async () => {
+  it("a claim, renew and release are not delayed by a long graph edit on unrelated items", async ({ database, actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("not-delayed");
     for (const id of ["edit-a", "edit-b", "edit-c", "edit-d"]) await operator.workItems.create({ id, title: id, priority: -100 });

@@ -1,33 +1,11 @@
-import type pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actorsFor, claimAndRelease, claimNext, expectStages, itemRows, refused, tableCounts, waitForDatabaseTime, type Actors } from "./support";
+import { describe, expect } from "vitest";
+import { claimAndRelease, claimNext, expectStages, refused, graphTest, expectUnchanged } from "./support";
+import { waitUntilDatabaseTime } from "../support/fixtures";
 
-let database: TestDatabase;
-let actors: Actors;
-let client: pg.Client;
-const savedContinuity = process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-beforeEach(async () => {
-  process.env.WORK_GRAPH_CONTINUITY_SECONDS = "0";
-  database = await createTestDatabase({ poolSize: 5 });
-  actors = await actorsFor(database);
-  client = await database.connect();
-});
-afterEach(async () => {
-  if (savedContinuity === undefined) delete process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-  else process.env.WORK_GRAPH_CONTINUITY_SECONDS = savedContinuity;
-  await database.close();
-});
-
-/** `call` must be refused with `reason` and leave every row of every table as it was. */
-async function expectRollback(call: () => Promise<unknown>, expected: { reason: string; detail?: Record<string, unknown> }) {
-  const before = { counts: await tableCounts(client), items: await itemRows(client) };
-  expect(await refused(call())).toMatchObject(expected);
-  expect({ counts: await tableCounts(client), items: await itemRows(client) }).toEqual(before);
-}
+const it = graphTest({ poolSize: 5 });
 
 describe("leases.decompose", () => {
-  it("creates the children, ends the parent's lease as decomposed and leases the chosen child to the same worker", async () => {
+  it("creates the children, ends the parent's lease as decomposed and leases the chosen child to the same worker", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("decomposer");
     await operator.workItems.create({ id: "side", title: "Side work" });
@@ -85,13 +63,13 @@ describe("leases.decompose", () => {
     expect(reclaimed.lease.epoch).toBe(2);
   });
 
-  it("a parent decomposed at epoch 2 is ready again when its last child is released, and its next claim is epoch 3", async () => {
+  it("a parent decomposed at epoch 2 is ready again when its last child is released, and its next claim is epoch 3", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const first = await actors.agent("first");
     const second = await actors.agent("second");
     await operator.workItems.create({ id: "story", title: "Story" });
     const expired = await claimNext(first, "story", 1);
-    await waitForDatabaseTime(client, expired.lease.expiresAt);
+    await waitUntilDatabaseTime(client, expired.lease.expiresAt);
     const current = await claimNext(second, "story");
     expect(current.lease.epoch).toBe(2);
     const result = await second.leases.decompose({ leaseId: current.lease.id, epoch: 2, children: [{ id: "story.only", title: "Only child" }] });
@@ -107,7 +85,7 @@ describe("leases.decompose", () => {
     expect(again.lease.epoch).toBe(3);
   });
 
-  it("every refusal rolls back everything and leaves the parent's lease live", async () => {
+  it("every refusal rolls back everything and leaves the parent's lease live", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("careful");
     await operator.workItems.create({ id: "taken", title: "An existing item" });
@@ -117,25 +95,25 @@ describe("leases.decompose", () => {
     const lease = { leaseId: parent.lease.id, epoch: 1 };
 
     // Duplicate ids: within the call, and against an existing item.
-    await expectRollback(() => worker.leases.decompose({ ...lease, children: [{ id: "rb.x", title: "X" }, { id: "rb.x", title: "X again" }] }), { reason: "DUPLICATE" });
-    await expectRollback(() => worker.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y" }, { id: "taken", title: "Taken" }] }), { reason: "DUPLICATE" });
+    await expectUnchanged(client, () => worker.leases.decompose({ ...lease, children: [{ id: "rb.x", title: "X" }, { id: "rb.x", title: "X again" }] }), { reason: "DUPLICATE" });
+    await expectUnchanged(client, () => worker.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y" }, { id: "taken", title: "Taken" }] }), { reason: "DUPLICATE" });
     // Unknown dependency.
-    await expectRollback(() => worker.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y", dependsOn: ["ghost"] }] }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => worker.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y", dependsOn: ["ghost"] }] }), { reason: "NOT_FOUND" });
     // A cycle among the new children.
-    await expectRollback(
+    await expectUnchanged(client, 
       () => worker.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y", dependsOn: ["rb.z"] }, { id: "rb.z", title: "Z", dependsOn: ["rb.y"] }] }),
       { reason: "DEPENDENCY_CYCLE" },
     );
     // claimChildId that is not claimable (it waits for a sibling)…
-    await expectRollback(
+    await expectUnchanged(client, 
       () => worker.leases.decompose({ ...lease, claimChildId: "rb.z", children: [{ id: "rb.y", title: "Y" }, { id: "rb.z", title: "Z", dependsOn: ["rb.y"] }] }),
       { reason: "NOT_CLAIMABLE", detail: { stage: "blocked" } },
     );
     // …or not one of the children (even an existing ready item).
-    await expectRollback(() => worker.leases.decompose({ ...lease, claimChildId: "elsewhere", children: [{ id: "rb.y", title: "Y" }] }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => worker.leases.decompose({ ...lease, claimChildId: "elsewhere", children: [{ id: "rb.y", title: "Y" }] }), { reason: "NOT_FOUND" });
     // Someone else's lease.
     const intruder = await actors.agent("intruder");
-    await expectRollback(() => intruder.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y" }] }), { reason: "FORBIDDEN" });
+    await expectUnchanged(client, () => intruder.leases.decompose({ ...lease, children: [{ id: "rb.y", title: "Y" }] }), { reason: "FORBIDDEN" });
 
     // The parent's lease is still live and usable, and a valid decomposition then works.
     const item = await operator.workItems.get({ id: "rb" });
@@ -146,19 +124,19 @@ describe("leases.decompose", () => {
     expect(ok.childLease).toMatchObject({ workItemId: "rb.y", epoch: 1 });
   });
 
-  it("a stale lease (expired, then superseded) cannot decompose and changes nothing", async () => {
+  it("a stale lease (expired, then superseded) cannot decompose and changes nothing", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const slow = await actors.agent("slow");
     const fast = await actors.agent("fast");
     await operator.workItems.create({ id: "st", title: "Stale parent" });
     const old = await claimNext(slow, "st", 1);
-    await waitForDatabaseTime(client, old.lease.expiresAt);
+    await waitUntilDatabaseTime(client, old.lease.expiresAt);
     const decomposeOld = () => slow.leases.decompose({ leaseId: old.lease.id, epoch: 1, children: [{ id: "st.a", title: "A" }] });
-    await expectRollback(decomposeOld, { reason: "LEASE_NOT_CURRENT", detail: { kind: "expired" } });
+    await expectUnchanged(client, decomposeOld, { reason: "LEASE_NOT_CURRENT", detail: { kind: "expired" } });
 
     const current = await claimNext(fast, "st");
     expect(current.lease.epoch).toBe(2);
-    await expectRollback(decomposeOld, { reason: "LEASE_NOT_CURRENT", detail: { kind: "superseded" } });
+    await expectUnchanged(client, decomposeOld, { reason: "LEASE_NOT_CURRENT", detail: { kind: "superseded" } });
     await expectStages(actors, { st: "leased" }, []);
     expect((await operator.workItems.get({ id: "st" })).currentLease).toMatchObject({ id: current.lease.id, epoch: 2, endedAt: null });
     const done = await fast.leases.decompose({ leaseId: current.lease.id, epoch: 2, children: [{ id: "st.a", title: "A" }] });

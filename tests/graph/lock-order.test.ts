@@ -1,8 +1,7 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { transactionRetries } from "../../server/database/transaction";
-import { actors } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest, lockWaiters } from "../support/fixtures";
+import type { TestDatabase } from "../support/database";
 
 /*
  * Every operation takes its row locks in one global order (by id), so the interleavings that
@@ -11,32 +10,12 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
  * checks that no transaction had to be retried.
  */
 
-let database: TestDatabase;
-let sql: pg.Client;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 10 });
-  sql = await database.connect();
-  world = await actors(database);
-});
-afterAll(() => database.close());
+const it = databaseTest({ poolSize: 10 });
 
 const totalRetries = () => Object.values(transactionRetries()).reduce((sum, n) => sum + n, 0);
 
-/** Resolves once `n` lock requests in this database are waiting (not granted). */
-async function waiting(n: number) {
-  for (;;) {
-    const { rows } = await sql.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE NOT l.granted AND a.datname = current_database()`,
-    );
-    if (rows[0]!.n >= n) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** A raw transaction holding row locks until released. */
-async function holdRows(statement: string, values: unknown[]) {
+async function holdRows(database: TestDatabase, statement: string, values: unknown[]) {
   const client = await database.connect();
   await client.query("BEGIN");
   await client.query(statement, values);
@@ -44,7 +23,7 @@ async function holdRows(statement: string, values: unknown[]) {
 }
 
 describe("lock order", () => {
-  it("release of a child vs a new dependency on its parent", async () => {
+  it("release of a child vs a new dependency on its parent", async ({ database, sql, people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("lo-child-worker");
     await operator.workItems.create({ id: "lo1-b-parent", title: "Parent" });
@@ -53,11 +32,11 @@ describe("lock order", () => {
     const { lease } = (await worker.leases.claim({ workItemId: "lo1-a-child", durationSeconds: 600 }))!;
     const before = totalRetries();
 
-    const release = await holdRows("SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo1-c-blocker"]);
+    const release = await holdRows(database, "SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo1-c-blocker"]);
     const adding = operator.workItems.addDependency({ workItemId: "lo1-b-parent", dependsOnId: "lo1-c-blocker" });
-    await waiting(1);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
     const releasing = worker.leases.release({ leaseId: lease.id, epoch: 1, evidence: "done" });
-    await waiting(2);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
     await release();
     await Promise.all([adding, releasing]);
 
@@ -66,7 +45,7 @@ describe("lock order", () => {
     expect((await operator.workItems.get({ id: "lo1-a-child" })).stage).toBe("released");
   }, 60_000);
 
-  it("release of a blocker vs decomposition of its sibling into children that depend on it", async () => {
+  it("release of a blocker vs decomposition of its sibling into children that depend on it", async ({ database, sql, people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("lo-sibling-worker");
     await operator.workItems.create({ id: "lo2-p-parent", title: "Parent" });
@@ -77,13 +56,13 @@ describe("lock order", () => {
     const before = totalRetries();
 
     // The release stops at X's lease row (held here); the decomposition then needs X and the parent.
-    const release = await holdRows("SELECT 1 FROM leases WHERE id = $1 FOR UPDATE", [x.lease.id]);
+    const release = await holdRows(database, "SELECT 1 FROM leases WHERE id = $1 FOR UPDATE", [x.lease.id]);
     const releasing = worker.leases.release({ leaseId: x.lease.id, epoch: 1, evidence: "done" });
-    await waiting(1);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
     const decomposing = worker.leases.decompose({
       leaseId: s.lease.id, epoch: 1, children: [{ id: "lo2-s-part", title: "Part", dependsOn: ["lo2-a-x"] }],
     });
-    await waiting(2);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
     await release();
     await Promise.all([releasing, decomposing]);
 
@@ -92,7 +71,7 @@ describe("lock order", () => {
     expect((await operator.workItems.get({ id: "lo2-p-parent" })).openChildCount).toBe(1);
   }, 60_000);
 
-  it("two releases with shared dependents", async () => {
+  it("two releases with shared dependents", async ({ database, sql, people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("lo-shared-worker");
     await operator.workItems.create({ id: "lo3-a-blocker", title: "A", priority: 9 });
@@ -108,12 +87,12 @@ describe("lock order", () => {
     const b = (await worker.leases.claim({ workItemId: "lo3-b-blocker", durationSeconds: 600 }))!;
     const before = totalRetries();
 
-    const releaseD1 = await holdRows("SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo3-d1"]);
-    const releaseD2 = await holdRows("SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo3-d2"]);
+    const releaseD1 = await holdRows(database, "SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo3-d1"]);
+    const releaseD2 = await holdRows(database, "SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", ["lo3-d2"]);
     const releasingA = worker.leases.release({ leaseId: a.lease.id, epoch: 1, evidence: "A done" });
-    await waiting(1);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(1);
     const releasingB = worker.leases.release({ leaseId: b.lease.id, epoch: 1, evidence: "B done" });
-    await waiting(2);
+    await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
     await Promise.all([releaseD1(), releaseD2()]);
     await Promise.all([releasingA, releasingB]);
 

@@ -1,38 +1,17 @@
-import type pg from "pg";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actorsFor, claimAndRelease, claimNext, expectStages, itemRows, refused, tableCounts, waitForDatabaseTime, type Actors } from "./support";
+import { describe, expect } from "vitest";
+import { claimAndRelease, claimNext, expectStages, refused, graphTest, expectUnchanged } from "./support";
+import { waitUntilDatabaseTime } from "../support/fixtures";
 
-let database: TestDatabase;
-let actors: Actors;
-let client: pg.Client;
-const savedContinuity = process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-beforeEach(async () => {
-  process.env.WORK_GRAPH_CONTINUITY_SECONDS = "0";
-  database = await createTestDatabase({ poolSize: 5 });
-  actors = await actorsFor(database);
-  client = await database.connect();
-});
-afterEach(async () => {
-  if (savedContinuity === undefined) delete process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-  else process.env.WORK_GRAPH_CONTINUITY_SECONDS = savedContinuity;
-  await database.close();
-});
-
-async function expectUnchanged(call: () => Promise<unknown>, expected: { reason: string; detail?: Record<string, unknown> }) {
-  const before = { counts: await tableCounts(client), items: await itemRows(client) };
-  expect(await refused(call())).toMatchObject(expected);
-  expect({ counts: await tableCounts(client), items: await itemRows(client) }).toEqual(before);
-}
+const it = graphTest({ poolSize: 5 });
 
 describe("workItems.cancel (operator)", () => {
-  it("refuses a live lease with ITEM_LEASED and changes nothing; an expired one does not stop it", async () => {
+  it("refuses a live lease with ITEM_LEASED and changes nothing; an expired one does not stop it", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("holder");
     await operator.workItems.create({ id: "held", title: "Held" });
     await operator.workItems.create({ id: "lapsed", title: "Lapsed" });
     const lease = await claimNext(worker, "held");
-    await expectUnchanged(() => operator.workItems.cancel({ id: "held", reason: "pre-empt?" }), {
+    await expectUnchanged(client, () => operator.workItems.cancel({ id: "held", reason: "pre-empt?" }), {
       reason: "ITEM_LEASED",
       detail: { workItemId: "held", leaseId: lease.lease.id, workerId: "holder" },
     });
@@ -40,13 +19,13 @@ describe("workItems.cancel (operator)", () => {
     await worker.leases.renew({ leaseId: lease.lease.id, epoch: 1 });
 
     const short = await claimNext(worker, "lapsed", 1);
-    await waitForDatabaseTime(client, short.lease.expiresAt);
+    await waitUntilDatabaseTime(client, short.lease.expiresAt);
     const cancelled = await operator.workItems.cancel({ id: "lapsed", reason: "abandoned" });
     expect(cancelled).toMatchObject({ status: "cancelled", stage: "cancelled", currentLease: null });
     expect(await operator.leases.history({ workItemId: "lapsed" })).toMatchObject([{ epoch: 1, outcome: "expired", endedAt: short.lease.expiresAt }]);
   });
 
-  it("cancels the open subtree; refuses if any descendant is leased; ALREADY_TERMINAL on a terminal item", async () => {
+  it("cancels the open subtree; refuses if any descendant is leased; ALREADY_TERMINAL on a terminal item", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "root", title: "Root" });
@@ -57,7 +36,7 @@ describe("workItems.cancel (operator)", () => {
     await claimAndRelease(worker, "c3");
     const leased = (await worker.leases.claim({ workItemId: "c1g" }))!;
 
-    await expectUnchanged(() => operator.workItems.cancel({ id: "root", reason: "scrap" }), { reason: "ITEM_LEASED", detail: { workItemId: "c1g" } });
+    await expectUnchanged(client, () => operator.workItems.cancel({ id: "root", reason: "scrap" }), { reason: "ITEM_LEASED", detail: { workItemId: "c1g" } });
     await expectStages(actors, { root: "waiting_on_children", c1: "waiting_on_children", c1g: "leased", c2: "ready", c3: "released" }, ["c2"]);
 
     await worker.leases.release({ leaseId: leased.lease.id, epoch: 1, evidence: "done" });
@@ -67,13 +46,13 @@ describe("workItems.cancel (operator)", () => {
     const events = await operator.events.list({ workItemId: "c2" });
     expect(events.items.at(-1)).toMatchObject({ type: "work_item.status_changed", data: { to: "cancelled", cascadedFrom: "root" } });
 
-    await expectUnchanged(() => operator.workItems.cancel({ id: "root", reason: "again" }), { reason: "ALREADY_TERMINAL" });
-    await expectUnchanged(() => operator.workItems.cancel({ id: "c3", reason: "released already" }), { reason: "ALREADY_TERMINAL" });
-    await expectUnchanged(() => operator.workItems.cancel({ id: "ghost", reason: "?" }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => operator.workItems.cancel({ id: "root", reason: "again" }), { reason: "ALREADY_TERMINAL" });
+    await expectUnchanged(client, () => operator.workItems.cancel({ id: "c3", reason: "released already" }), { reason: "ALREADY_TERMINAL" });
+    await expectUnchanged(client, () => operator.workItems.cancel({ id: "ghost", reason: "?" }), { reason: "NOT_FOUND" });
     expect(await refused(worker.workItems.cancel({ id: "c2", reason: "agents cannot" }))).toMatchObject({ reason: "FORBIDDEN" });
   });
 
-  it("cancels open descendants below a released child (created under it while it was leased)", async () => {
+  it("cancels open descendants below a released child (created under it while it was leased)", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "g", title: "G" });
@@ -92,7 +71,7 @@ describe("workItems.cancel (operator)", () => {
     expect(events.items.at(-1)).toMatchObject({ type: "work_item.status_changed", data: { to: "cancelled", cascadedFrom: "g" } });
   });
 
-  it("dependents of a cancelled item (and their subtrees) become ready", async () => {
+  it("dependents of a cancelled item (and their subtrees) become ready", async ({ actors }) => {
     const { operator } = actors;
     await operator.workItems.create({ id: "doomed", title: "Doomed" });
     await operator.workItems.create({ id: "doomed.child", title: "Doomed child", parentId: "doomed" });
@@ -106,7 +85,7 @@ describe("workItems.cancel (operator)", () => {
 });
 
 describe("workItems.setPriority and workItems.move (operator)", () => {
-  it("setPriority reorders the queue and next-claim, without pre-empting a lease", async () => {
+  it("setPriority reorders the queue and next-claim, without pre-empting a lease", async ({ actors }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     for (const id of ["p1", "p2", "p3", "p4"]) await operator.workItems.create({ id, title: id });
@@ -126,7 +105,7 @@ describe("workItems.setPriority and workItems.move (operator)", () => {
     expect(await refused(worker.workItems.setPriority({ id: "p2", priority: 1 }))).toMatchObject({ reason: "FORBIDDEN" });
   });
 
-  it("move reparents (carrying the subtree) and detaches", async () => {
+  it("move reparents (carrying the subtree) and detaches", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("w");
     await operator.workItems.create({ id: "home", title: "Home" });
@@ -149,9 +128,9 @@ describe("workItems.setPriority and workItems.move (operator)", () => {
     await claimAndRelease(worker, "x.kid");
     await operator.workItems.move({ id: "x.kid", parentId: "home" });
     await expectStages(actors, { home: "ready", x: "ready", "x.kid": "released" }, ["home", "x"]);
-    await expectUnchanged(() => operator.workItems.move({ id: "x", parentId: "x.kid" }), { reason: "ALREADY_TERMINAL" });
-    await expectUnchanged(() => operator.workItems.move({ id: "x", parentId: "ghost" }), { reason: "NOT_FOUND" });
-    await expectUnchanged(() => operator.workItems.move({ id: "ghost", parentId: null }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => operator.workItems.move({ id: "x", parentId: "x.kid" }), { reason: "ALREADY_TERMINAL" });
+    await expectUnchanged(client, () => operator.workItems.move({ id: "x", parentId: "ghost" }), { reason: "NOT_FOUND" });
+    await expectUnchanged(client, () => operator.workItems.move({ id: "ghost", parentId: null }), { reason: "NOT_FOUND" });
     expect(await refused(worker.workItems.move({ id: "x", parentId: "home" }))).toMatchObject({ reason: "FORBIDDEN" });
     // Moving a leased item does not pre-empt it.
     const lease = await claimNext(worker, "home");

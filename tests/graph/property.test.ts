@@ -1,9 +1,7 @@
 import fc from "fast-check";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { Stage, WorkItem } from "../../server/domain/types";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actorsFor, refused, type Actors } from "./support";
+import { refused, graphTest } from "./support";
 
 /*
  * Model-based property test of the work graph: random sequences of edits run against the
@@ -141,26 +139,12 @@ const scenarioArb = fc.oneof(
   }),
 );
 
-let database: TestDatabase;
-let actors: Actors;
-let client: pg.Client;
-const savedContinuity = process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-beforeAll(async () => {
-  process.env.WORK_GRAPH_CONTINUITY_SECONDS = "0";
-  database = await createTestDatabase({ poolSize: 5 });
-  actors = await actorsFor(database);
-  client = await database.connect();
-});
-afterAll(async () => {
-  if (savedContinuity === undefined) delete process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-  else process.env.WORK_GRAPH_CONTINUITY_SECONDS = savedContinuity;
-  await database.close();
-});
+const it = graphTest({ poolSize: 5, scope: "file" });
 
 let runCounter = 0;
 
 describe("work graph against a reference model", () => {
-  it("accepts exactly the edits the reference accepts, and stages always match", async () => {
+  it("accepts exactly the edits the reference accepts, and stages always match", async ({ actors, sql: client }) => {
     const { operator } = actors;
     const worker = await actors.agent("prop-worker");
     const drainer = await actors.agent("prop-drainer");

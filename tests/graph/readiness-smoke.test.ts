@@ -1,16 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors, refusal } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { refusal, databaseTest } from "../support/fixtures";
 
-let database: TestDatabase;
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 describe("readiness through the graph (smoke)", () => {
-  it("ancestor dependencies, children, decomposition, attention and continuity end to end", async () => {
-    const { operator, agent } = await actors(database);
+  it("ancestor dependencies, children, decomposition, attention and continuity end to end", async ({ people }) => {
+    const { operator, agent } = people;
     const a = await agent("smoke-a");
     const b = await agent("smoke-b");
     const stage = async (id: string) => (await operator.workItems.get({ id })).stage;

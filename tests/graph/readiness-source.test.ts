@@ -1,37 +1,30 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { isTerminalStage } from "../../server/domain/contract";
 import { STAGE_SQL, STRUCTURALLY_READY_SQL, UNLEASED_READY_SQL, WAITING_ON_SQL } from "../../server/domain/readiness";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
 /* The readiness predicate is defined once; the partial claim index and the stage rule must agree with it. */
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 const conjuncts = (predicate: string) =>
   predicate.replace(/::text/g, "").replace(/[()]/g, "").split(/\s+AND\s+/i).map((part) => part.replace(/\s+/g, " ").trim()).sort();
 
 describe("one readiness source", () => {
-  it("the claim index's predicate in pg_indexes is STRUCTURALLY_READY_SQL", async () => {
+  it("the claim index's predicate in pg_indexes is STRUCTURALLY_READY_SQL", async ({ sql }) => {
     const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_order_idx'");
     const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
     expect(conjuncts(predicate)).toEqual(conjuncts(STRUCTURALLY_READY_SQL));
   });
 
-  it("the unleased claim index's predicate in pg_indexes is UNLEASED_READY_SQL: the readiness predicate and no lease", async () => {
+  it("the unleased claim index's predicate in pg_indexes is UNLEASED_READY_SQL: the readiness predicate and no lease", async ({ sql }) => {
     const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_unleased_idx'");
     const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
     expect(conjuncts(predicate)).toEqual(conjuncts(UNLEASED_READY_SQL));
     expect(conjuncts(UNLEASED_READY_SQL)).toEqual(conjuncts(`${STRUCTURALLY_READY_SQL} AND lease_expires_at IS NULL`));
   });
 
-  it("WAITING_ON_SQL lists the conditions STAGE_SQL decides by: its first is the stage, and it is empty exactly when ready or terminal", async () => {
+  it("WAITING_ON_SQL lists the conditions STAGE_SQL decides by: its first is the stage, and it is empty exactly when ready or terminal", async ({ sql }) => {
     const stage = STAGE_SQL.strings.join("?");
     const waitingOn = WAITING_ON_SQL.strings.join("?");
     expect(WAITING_ON_SQL.values).toEqual([]);
@@ -52,7 +45,7 @@ describe("one readiness source", () => {
     expect(rows.some((row) => row.waiting_on.length === 4)).toBe(true);
   });
 
-  it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease", async () => {
+  it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease", async ({ sql }) => {
     const stage = STAGE_SQL.strings.join("?");
     expect(STAGE_SQL.values).toEqual([]);
     const { rows } = await sql.query<{ mismatches: number }>(`

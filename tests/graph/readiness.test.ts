@@ -1,25 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actorsFor, claimAndRelease, claimNext, expectStages, refused, waitForDatabaseTime, type Actors } from "./support";
+import { describe, expect } from "vitest";
+import { waitUntilDatabaseTime } from "../support/fixtures";
+import { claimAndRelease, claimNext, expectStages, graphTest, refused } from "./support";
 
-// Each test gets its own database, so "the queue holds exactly the ready items" is checked globally.
-// Continuity (rule 9) is off here, so the queue is in plain priority order; tests/attention covers it.
-let database: TestDatabase;
-let actors: Actors;
-const savedContinuity = process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-beforeEach(async () => {
-  process.env.WORK_GRAPH_CONTINUITY_SECONDS = "0";
-  database = await createTestDatabase({ poolSize: 5 });
-  actors = await actorsFor(database);
-});
-afterEach(async () => {
-  if (savedContinuity === undefined) delete process.env.WORK_GRAPH_CONTINUITY_SECONDS;
-  else process.env.WORK_GRAPH_CONTINUITY_SECONDS = savedContinuity;
-  await database.close();
-});
+// Each test gets its own database, and continuity (rule 9) is off (graphTest).
+const it = graphTest({ poolSize: 5 });
 
 describe("readiness rules", () => {
-  it("a dependency blocks until its blocker is released or cancelled; removing it unblocks", async () => {
+  it("a dependency blocks until its blocker is released or cancelled; removing it unblocks", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     await operator.workItems.create({ id: "a", title: "A", priority: 5 });
@@ -62,7 +49,7 @@ describe("readiness rules", () => {
     await expectStages(actors, { f: "ready", g: "cancelled" });
   });
 
-  it("a dependency of a parent or grandparent blocks every descendant until it is released", async () => {
+  it("a dependency of a parent or grandparent blocks every descendant until it is released", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     await operator.workItems.create({ id: "x", title: "X", priority: 9 });
@@ -90,7 +77,7 @@ describe("readiness rules", () => {
     await expectStages(actors, { g: "ready", p: "released", k: "released" }, ["g"]);
   });
 
-  it("a blocker inherited along two paths blocks once and unblocks fully", async () => {
+  it("a blocker inherited along two paths blocks once and unblocks fully", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     await operator.workItems.create({ id: "z", title: "Z", priority: 1 });
@@ -109,7 +96,7 @@ describe("readiness rules", () => {
     await expectStages(actors, { g: "waiting_on_children", p: "waiting_on_children", c: "waiting_on_children", c2: "ready" }, ["c2"]);
   });
 
-  it("removing a parent's dependency unblocks its subtree; adding it back blocks it again", async () => {
+  it("removing a parent's dependency unblocks its subtree; adding it back blocks it again", async ({ actors }) => {
     const { operator } = actors;
     await operator.workItems.create({ id: "x", title: "X" });
     await operator.workItems.create({ id: "p", title: "P", dependsOn: ["x"] });
@@ -124,7 +111,7 @@ describe("readiness rules", () => {
     await expectStages(actors, { x: "ready", p: "waiting_on_children", c: "blocked" }, ["x"]);
   });
 
-  it("moving a subtree under a blocked parent blocks it; moving it out unblocks it", async () => {
+  it("moving a subtree under a blocked parent blocks it; moving it out unblocks it", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     await operator.workItems.create({ id: "x", title: "X", priority: 3 });
@@ -155,7 +142,7 @@ describe("readiness rules", () => {
     expect((await operator.workItems.list({ parentId: "b" })).items.map((item) => item.id)).toEqual(["s"]);
   });
 
-  it("a dependency added to a leased item does not pre-empt it; it matters from the next claim", async () => {
+  it("a dependency added to a leased item does not pre-empt it; it matters from the next claim", async ({ actors, database }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     const client = await database.connect();
@@ -178,7 +165,7 @@ describe("readiness rules", () => {
 
     // b's lease runs out (its worker shortens it to 1 s and stops): the new dependency now holds it back.
     const shortened = await w1.leases.renew({ leaseId: b.lease.id, epoch: 1, durationSeconds: 1 });
-    await waitForDatabaseTime(client, shortened.expiresAt);
+    await waitUntilDatabaseTime(client, shortened.expiresAt);
     await expectStages(actors, { a: "released", b: "blocked", x: "ready" }, ["x"]);
     await claimAndRelease(w1, "x");
     await expectStages(actors, { b: "ready" }, ["b"]);
@@ -186,7 +173,7 @@ describe("readiness rules", () => {
     expect(reclaimed.lease.epoch).toBe(2);
   });
 
-  it("stage precedence: released/cancelled > needs_attention > leased > waiting_on_children > blocked > ready", async () => {
+  it("stage precedence: released/cancelled > needs_attention > leased > waiting_on_children > blocked > ready", async ({ actors }) => {
     const { operator } = actors;
     const w1 = await actors.agent("w1");
     await operator.workItems.create({ id: "x", title: "Open blocker", priority: -1 });

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { databaseTest } from "../support/fixtures";
 
 /*
  * dashboard.neighbourhood's waitingOn is the server's explanation of a stage, from the one
@@ -9,16 +8,10 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
  * readiness from counters.
  */
 
-let database: TestDatabase;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  world = await actors(database);
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 describe("dashboard.neighbourhood waitingOn", () => {
-  it("lists every condition that holds in stage precedence, with the requests, children and blockers behind it", async () => {
+  it("lists every condition that holds in stage precedence, with the requests, children and blockers behind it", async ({ people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("explained");
     await operator.workItems.create({ id: "top", title: "Top" });
@@ -62,7 +55,7 @@ describe("dashboard.neighbourhood waitingOn", () => {
     expect((await operator.workItems.get({ id: "asked" })).stage).toBe("waiting_on_children");
   });
 
-  it("is empty for ready, released and cancelled items", async () => {
+  it("is empty for ready, released and cancelled items", async ({ people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("finisher");
     await operator.workItems.create({ id: "plain-ready", title: "Ready" });

@@ -1,22 +1,12 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors, waitUntilDatabaseTime } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
 
 /* dashboard.summary counts every item once, in the stage the one readiness rule gives it. */
 
-let database: TestDatabase;
-let sql: pg.Client;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  world = await actors(database);
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 describe("dashboard.summary", () => {
-  it("counts each item in its stage: terminal items by status, an expired lease as ready again", async () => {
+  it("counts each item in its stage: terminal items by status, an expired lease as ready again", async ({ sql, people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("summarised");
     for (const id of ["ready-1", "ready-2", "blocker", "parent", "asked", "leased", "expiring", "done", "dropped"]) {

@@ -1,10 +1,26 @@
 import type pg from "pg";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import type { Stage, WorkItem } from "../../server/domain/types";
 import { callerAs } from "../support/app";
 import type { TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
 /** Helpers shared by tests/graph and tests/attention (real PostgreSQL, in-process tRPC callers). */
+
+/**
+ * databaseTest with `actors` (operator, probe, agents by worker id). By default every test has a
+ * database of its own, so "the queue holds exactly the ready items" is checked globally, and
+ * continuity (rule 9, covered by tests/attention/continuity.test.ts) is off, so the queue is in
+ * plain priority order.
+ */
+export function graphTest(options: { poolSize?: number; scope?: "file" | "test"; continuity?: boolean } = {}) {
+  const scope = options.scope ?? "test";
+  return databaseTest({ ...options, scope })
+    .extend("actors", { scope } as { scope: "file" }, ({ database }) => actorsFor(database))
+    .extend("continuityOff", { auto: true }, () => {
+      if (!options.continuity) vi.stubEnv("WORK_GRAPH_CONTINUITY_SECONDS", "0");
+    });
+}
 
 export type Api = Awaited<ReturnType<typeof callerAs>>["api"];
 
@@ -114,18 +130,6 @@ export async function claimAndRelease(agent: Api, id: string) {
   return agent.leases.release({ leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: `finished ${id}` });
 }
 
-/**
- * Waits until the database clock has passed `iso` (API times are milliseconds; the database keeps
- * microseconds, so wait a few milliseconds more to be past the stored instant too).
- */
-export async function waitForDatabaseTime(client: pg.Client, iso: string): Promise<void> {
-  for (;;) {
-    const { rows } = await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz + interval '5 milliseconds' AS passed", [iso]);
-    if (rows[0]!.passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 /** Row counts of the tables an edit writes, to prove a refused call changed nothing. */
 export async function tableCounts(client: pg.Client) {
   const { rows } = await client.query<Record<string, number>>(`
@@ -133,6 +137,13 @@ export async function tableCounts(client: pg.Client) {
            (SELECT count(*)::int FROM leases) AS leases, (SELECT count(*)::int FROM events) AS events,
            (SELECT count(*)::int FROM attention_requests) AS attention_requests`);
   return rows[0]!;
+}
+
+/** `call` must be refused as `expected` and leave every row of the tables an edit writes as it was. */
+export async function expectUnchanged(client: pg.Client, call: () => Promise<unknown>, expected: { reason: string; detail?: Record<string, unknown> }) {
+  const before = { counts: await tableCounts(client), items: await itemRows(client) };
+  expect(await refused(call())).toMatchObject(expected);
+  expect({ counts: await tableCounts(client), items: await itemRows(client) }).toEqual(before);
 }
 
 /** The stored readiness counters and lease columns of every item (to prove a refused call changed nothing). */

@@ -1,21 +1,14 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
 import { createDb } from "../../server/db";
 import { startTestServer } from "../support/app";
-import { actors, insertReadyItems } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { insertReadyItems, databaseTest, lockWaiters } from "../support/fixtures";
 
-let database: TestDatabase;
-let monitor: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 40 });
-  monitor = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest({ poolSize: 40 });
 
 /** Backends currently connected to the test database under `applicationName`. */
-async function connectionsNamed(applicationName: string) {
+async function connectionsNamed(monitor: pg.Client, applicationName: string) {
   const { rows } = await monitor.query<{ n: number }>(
     "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
     [applicationName],
@@ -23,22 +16,13 @@ async function connectionsNamed(applicationName: string) {
   return rows[0]!.n;
 }
 
-/** Backends of `applicationName` blocked on a lock right now. */
-async function waitingOnLocks(applicationName: string) {
-  const { rows } = await monitor.query<{ n: number }>(
-    "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1 AND wait_event_type = 'Lock'",
-    [applicationName],
-  );
-  return rows[0]!.n;
-}
-
 describe("claims under real concurrency", () => {
-  it("50 concurrent claims over HTTP on one ready item: exactly one lease, epoch 1, the others get null", async () => {
+  it("50 concurrent claims over HTTP on one ready item: exactly one lease, epoch 1, the others get null", async ({ database, sql: monitor, people }) => {
     // A separate app instance (own pool, tagged connections) so we can see how many connections the race used.
     const app = createDb(`${database.url}?application_name=claim-race`, { poolSize: 60 });
     const server = await startTestServer(app);
     try {
-      const { operator } = await actors(database);
+      const { operator } = people;
       await operator.workItems.create({ id: "only-one", title: "The only ready item" });
       const clients = [];
       for (let i = 0; i < 50; i++) {
@@ -54,7 +38,7 @@ describe("claims under real concurrency", () => {
       // An hour: a shorter lease could expire while the next test runs and be taken by its claims.
       const pending = Promise.all(clients.map((client) => client.leases.claim.mutate({ durationSeconds: 3600 })));
       try {
-        while ((await waitingOnLocks("claim-race")) < 50) await new Promise((resolve) => setTimeout(resolve, 20));
+        await expect.poll(() => lockWaiters(monitor, { applicationName: "claim-race" }), { timeout: 30_000 }).toBe(50);
       } finally {
         await gate.query("ROLLBACK");
       }
@@ -71,16 +55,16 @@ describe("claims under real concurrency", () => {
       expect(history[0]).toMatchObject({ id: winner.lease.id, epoch: 1, workerId: winner.lease.workerId, endedAt: null, outcome: null });
       const claimedEvents = (await operator.events.list({ workItemId: "only-one" })).items.filter((e) => e.type === "lease.claimed");
       expect(claimedEvents).toHaveLength(1);
-      expect(await connectionsNamed("claim-race")).toBeGreaterThanOrEqual(50);
+      expect(await connectionsNamed(monitor, "claim-race")).toBeGreaterThanOrEqual(50);
     } finally {
       await server.close();
       await app.$disconnect();
     }
   });
 
-  it("20 workers drain 2,000 items with claim → release: each released exactly once, no lease lost, every worker got work", async () => {
+  it("20 workers drain 2,000 items with claim → release: each released exactly once, no lease lost, every worker got work", async ({ database, people }) => {
     const client = await database.connect();
-    const { agent } = await actors(database);
+    const { agent } = people;
     await insertReadyItems(client, "drain", 2000, -10);
     const perWorker = new Map<string, number>();
     await Promise.all(
@@ -114,8 +98,8 @@ describe("claims under real concurrency", () => {
     for (const count of perWorker.values()) expect(count).toBeGreaterThan(0);
   });
 
-  it("a next-claim skips a row another connection holds FOR UPDATE, without waiting for it", async () => {
-    const { operator, agent } = await actors(database);
+  it("a next-claim skips a row another connection holds FOR UPDATE, without waiting for it", async ({ database, people }) => {
+    const { operator, agent } = people;
     const skipper = await agent("skipper");
     await operator.workItems.create({ id: "held-top", title: "Top, but locked", priority: 1000 });
     await operator.workItems.create({ id: "held-second", title: "Second", priority: 999 });

@@ -1,19 +1,12 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { WorkGraphEvent } from "../../server/domain/types";
-import { actors } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
-let database: TestDatabase;
-let sql: pg.Client;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  world = await actors(database);
-  await world.operator.workItems.create({ id: "gap-item", title: "Gap" });
+const it = databaseTest();
+it.beforeAll(async ({ people }) => {
+  await people.operator.workItems.create({ id: "gap-item", title: "Gap" });
 });
-afterAll(() => database.close());
 
 /** Inserts one event on `client` (inside whatever transaction it has open) and returns its sequence. */
 async function insertEvent(client: pg.Client, type: string): Promise<number> {
@@ -25,21 +18,19 @@ async function insertEvent(client: pg.Client, type: string): Promise<number> {
 }
 
 /** Resolves once a reader is waiting for in-flight transactions (its last query, seen in pg_stat_activity). */
-async function readerWaiting() {
-  for (;;) {
-    const { rows } = await sql.query(
+async function readerWaiting(sql: pg.Client) {
+  await expect
+    .poll(async () => (await sql.query(
       "SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND query LIKE '%transactionid::text = ANY%'",
-    );
-    if (rows.length > 0) return;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+    )).rows.length, { message: "a reader waiting for in-flight transactions", interval: 1 })
+    .toBeGreaterThan(0);
 }
 
-const latestSequence = async () => Number((await sql.query("SELECT coalesce(max(sequence), 0) AS s FROM events")).rows[0].s);
+const latestSequence = async (sql: pg.Client) => Number((await sql.query("SELECT coalesce(max(sequence), 0) AS s FROM events")).rows[0].s);
 const sequences = (events: WorkGraphEvent[]) => events.map((event) => event.sequence);
 
 describe("events.list", () => {
-  it("pages by after / nextCursor: every event once, in sequence order", async () => {
+  it("pages by after / nextCursor: every event once, in sequence order", async ({ people: world }) => {
     const { operator } = world;
     for (let i = 0; i < 7; i++) await operator.workItems.create({ id: `paged-${i}`, title: `Paged ${i}`, priority: i });
     const all = await operator.events.list({ limit: 500 });
@@ -69,9 +60,9 @@ describe("events.list", () => {
     expect(await operator.events.list({ after: 1_000_000_000 })).toEqual({ items: [], nextCursor: null });
   });
 
-  it("holds back n+1 while n's transaction is open, then returns n before n+1", async () => {
+  it("holds back n+1 while n's transaction is open, then returns n before n+1", async ({ database, sql, people: world }) => {
     const { operator } = world;
-    const cursor = await latestSequence();
+    const cursor = await latestSequence(sql);
     const committedBefore = await insertEvent(sql, "test.before");
 
     const t1 = await database.connect();
@@ -95,16 +86,16 @@ describe("events.list", () => {
     expect(sequences(filtered.items)).toEqual([committedBefore, n, m]);
   }, 20_000);
 
-  it("a reader that catches n in flight either stops before n or, once it commits, returns n then n+1", async () => {
+  it("a reader that catches n in flight either stops before n or, once it commits, returns n then n+1", async ({ database, sql, people: world }) => {
     const { operator } = world;
-    const cursor = await latestSequence();
+    const cursor = await latestSequence(sql);
     const t1 = await database.connect();
     const t2 = await database.connect();
     await t1.query("BEGIN");
     const n = await insertEvent(t1, "test.slow");
     const m = await insertEvent(t2, "test.fast"); // autocommit
     const reading = operator.events.list({ after: cursor, limit: 100 });
-    await readerWaiting();
+    await readerWaiting(sql);
     await t1.query("COMMIT");
     const page = await reading;
     const seen = sequences(page.items);
@@ -114,16 +105,16 @@ describe("events.list", () => {
     expect([...seen, ...sequences(next.items)]).toEqual([n, m]);
   }, 20_000);
 
-  it("a rolled-back transaction's hole does not stall the reader", async () => {
+  it("a rolled-back transaction's hole does not stall the reader", async ({ database, sql, people: world }) => {
     const { operator } = world;
-    const cursor = await latestSequence();
+    const cursor = await latestSequence(sql);
     const t1 = await database.connect();
     await t1.query("BEGIN");
     const n = await insertEvent(t1, "test.doomed");
     const m = await insertEvent(sql, "test.survivor");
     expect(m).toBe(n + 1);
     const reading = operator.events.list({ after: cursor, limit: 100 });
-    await readerWaiting();
+    await readerWaiting(sql);
     await t1.query("ROLLBACK");
     const page = await reading;
     const seen = sequences(page.items);
@@ -136,11 +127,11 @@ describe("events.list", () => {
     }
   }, 20_000);
 
-  it("filtered by item, answers what is safe so far while other transactions run, without waiting for them", async () => {
+  it("filtered by item, answers what is safe so far while other transactions run, without waiting for them", async ({ database, sql, people: world }) => {
     const { operator } = world;
     await operator.workItems.create({ id: "quiet-item", title: "Quiet" });
-    const cursor = await latestSequence();
-    const mine = await operator.workItems.setPriority({ id: "quiet-item", priority: 3 }).then(latestSequence);
+    const cursor = await latestSequence(sql);
+    const mine = await operator.workItems.setPriority({ id: "quiet-item", priority: 3 }).then(() => latestSequence(sql));
     // A long writing transaction elsewhere holds a hole above this item's event, another only an xid.
     const writer = await database.connect();
     const bystander = await database.connect();
@@ -162,9 +153,9 @@ describe("events.list", () => {
     expect(sequences((await operator.events.list({ workItemId: "gap-item", after: cursor, limit: 100 })).items)).toEqual([hole, above]);
   }, 20_000);
 
-  it("a tailer polling during concurrent writes sees every committed event exactly once, in order", async () => {
+  it("a tailer polling during concurrent writes sees every committed event exactly once, in order", async ({ sql, people: world }) => {
     const { operator, agent } = world;
-    const start = await latestSequence();
+    const start = await latestSequence(sql);
     let writing = true;
     const seen: number[] = [];
     const tail = (async () => {

@@ -1,18 +1,12 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, vi } from "vitest";
 import type { Lease } from "../../server/domain/types";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { databaseSnapshot, pause } from "./support";
+import { actors, refusal, waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
+import { databaseSnapshot } from "./support";
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 type Api = Awaited<ReturnType<Awaited<ReturnType<typeof actors>>["agent"]>>;
 
@@ -27,7 +21,7 @@ const leaseWrites = (api: Api, leaseId: string, epoch: number) => ({
 });
 
 /** Runs every write; each must be refused with `reason` (+ detail.kind) and the database must not change at all. */
-async function expectAllRefused(writes: Record<string, () => Promise<unknown>>, reason: string, kind?: string) {
+async function expectAllRefused(sql: pg.Client, writes: Record<string, () => Promise<unknown>>, reason: string, kind?: string) {
   const before = await databaseSnapshot(sql);
   for (const [name, write] of Object.entries(writes)) {
     const { reason: got, detail } = await refusal(write());
@@ -37,10 +31,10 @@ async function expectAllRefused(writes: Record<string, () => Promise<unknown>>, 
 }
 
 describe("fencing", () => {
-  it.each(["next-claim", "named claim", "sweep, then next-claim"])(
+  it.for(["next-claim", "named claim", "sweep, then next-claim"])(
     "expired, then superseded by a reclaim (%s): the old worker's writes change nothing",
-    async (variant) => {
-      const { operator, agent } = await actors(database);
+    async (variant, { database, sql, people }) => {
+      const { operator, agent } = people;
       const slug = variant.replace(/[^a-z]+/g, "-");
       const a = await agent(`sleeper-${slug}`);
       const b = await agent(`rescuer-${slug}`);
@@ -57,7 +51,7 @@ describe("fencing", () => {
       } else {
         expect((await operator.leases.get({ leaseId: first.lease.id })).endedAt).toBeNull();
       }
-      await expectAllRefused(leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "expired");
+      await expectAllRefused(sql, leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "expired");
 
       const second = variant === "named claim"
         ? (await b.leases.claim({ workItemId: id, durationSeconds: 60 }))!
@@ -67,7 +61,7 @@ describe("fencing", () => {
       expect(second.lease.workerId).toBe(`rescuer-${slug}`);
 
       // Superseded: B's lease, the item and everything else stay exactly as they were.
-      await expectAllRefused(leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "superseded");
+      await expectAllRefused(sql, leaseWrites(a, first.lease.id, 1), "LEASE_NOT_CURRENT", "superseded");
 
       const history = await operator.leases.history({ workItemId: id });
       expect(history.map((lease) => [lease.epoch, lease.workerId, lease.outcome])).toEqual([
@@ -89,30 +83,30 @@ describe("fencing", () => {
     },
   );
 
-  it("unknown lease ids and epochs; ended leases", async () => {
-    const { operator, agent } = await actors(database);
+  it("unknown lease ids and epochs; ended leases", async ({ people, sql }) => {
+    const { operator, agent } = people;
     const a = await agent("owner");
     await operator.workItems.create({ id: "owned", title: "Owned" });
     const { lease } = (await a.leases.claim({ workItemId: "owned", durationSeconds: 60 }))!;
 
-    await expectAllRefused(leaseWrites(a, crypto.randomUUID(), 1), "LEASE_NOT_CURRENT", "unknown");
-    await expectAllRefused(leaseWrites(a, lease.id, 2), "LEASE_NOT_CURRENT", "unknown");
-    await expectAllRefused(leaseWrites(a, lease.id, 0), "LEASE_NOT_CURRENT", "unknown");
+    await expectAllRefused(sql, leaseWrites(a, crypto.randomUUID(), 1), "LEASE_NOT_CURRENT", "unknown");
+    await expectAllRefused(sql, leaseWrites(a, lease.id, 2), "LEASE_NOT_CURRENT", "unknown");
+    await expectAllRefused(sql, leaseWrites(a, lease.id, 0), "LEASE_NOT_CURRENT", "unknown");
 
     await a.leases.release({ leaseId: lease.id, epoch: 1, evidence: "shipped" });
-    await expectAllRefused(leaseWrites(a, lease.id, 1), "LEASE_NOT_CURRENT", "ended");
+    await expectAllRefused(sql, leaseWrites(a, lease.id, 1), "LEASE_NOT_CURRENT", "ended");
     const { detail } = await refusal(a.leases.renew({ leaseId: lease.id, epoch: 1 }));
     expect(detail).toMatchObject({ kind: "ended", outcome: "released" });
   });
 
-  it("another worker's lease is FORBIDDEN to an agent; an admin naming the worker may act; an operator may not use leases.*", async () => {
-    const { operator, agent, admin } = await actors(database);
+  it("another worker's lease is FORBIDDEN to an agent; an admin naming the worker may act; an operator may not use leases.*", async ({ people, sql }) => {
+    const { operator, agent, admin } = people;
     const owner = await agent("rightful");
     const intruder = await agent("intruder");
     await operator.workItems.create({ id: "guarded", title: "Guarded" });
     const { lease } = (await owner.leases.claim({ workItemId: "guarded", durationSeconds: 60 }))!;
 
-    await expectAllRefused(leaseWrites(intruder, lease.id, 1), "FORBIDDEN");
+    await expectAllRefused(sql, leaseWrites(intruder, lease.id, 1), "FORBIDDEN");
     // An agent cannot name another worker either.
     expect(await refusal(intruder.leases.renew({ leaseId: lease.id, epoch: 1, workerId: "rightful" }))).toMatchObject({ reason: "FORBIDDEN" });
     expect(await refusal(intruder.leases.claim({ workerId: "rightful" }))).toMatchObject({ reason: "FORBIDDEN" });
@@ -121,7 +115,7 @@ describe("fencing", () => {
       claim: () => operator.leases.claim({ durationSeconds: 60 }),
       ...leaseWrites(operator as unknown as Api, lease.id, 1),
     };
-    await expectAllRefused(operatorWrites, "FORBIDDEN");
+    await expectAllRefused(sql, operatorWrites, "FORBIDDEN");
 
     // Admin: acts for the lease's worker when it names it, is refused when it names another.
     expect(await refusal(admin.leases.renew({ leaseId: lease.id, epoch: 1, workerId: "intruder" }))).toMatchObject({ reason: "FORBIDDEN" });
@@ -139,8 +133,8 @@ describe("fencing", () => {
     await admin.leases.release({ leaseId: claimed.lease.id, epoch: 1, evidence: "done", workerId: "delegate" });
   });
 
-  it("a release racing a reclaim of its expired lease: the reclaim wins, every time", async () => {
-    const { operator, agent } = await actors(database);
+  it("a release racing a reclaim of its expired lease: the reclaim wins, every time", async ({ sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("racer-a");
     const b = await agent("racer-b");
     const ids = Array.from({ length: 25 }, (_, round) => `race-${round}`);
@@ -167,8 +161,8 @@ describe("fencing", () => {
     );
   });
 
-  it("a release racing a reclaim around the expiry instant: exactly one wins, history stays consistent", async () => {
-    const { operator, agent } = await actors(database);
+  it("a release racing a reclaim around the expiry instant: exactly one wins, history stays consistent", async ({ people }) => {
+    const { operator, agent } = people;
     const a = await agent("edge-a");
     const b = await agent("edge-b");
     const rounds = 24;
@@ -181,7 +175,7 @@ describe("fencing", () => {
         // Fire both from 3 s before to 1 s after the expiry (app and database share this
         // machine's clock): the earliest rounds release a live lease even on a loaded machine,
         // the latest find it expired whatever the latency, and the ones near the instant race.
-        await pause(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 3000 + (round * 4000) / (rounds - 1)));
+        await sleep(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 3000 + (round * 4000) / (rounds - 1)));
         const reclaim = async () => {
           // A named claim is refused while the lease is live: retry until it is not.
           for (;;) {
@@ -190,7 +184,7 @@ describe("fencing", () => {
             } catch (error) {
               const { reason, detail } = await refusal(Promise.reject(error));
               if (reason !== "NOT_CLAIMABLE" || detail.stage !== "leased") throw error;
-              await pause(2);
+              await sleep(2);
             }
           }
         };
@@ -222,8 +216,8 @@ describe("fencing", () => {
     expect(tally.reclaimed).toBeGreaterThan(0);
   }, 60_000);
 
-  it("a live release racing a named reclaim: the release wins, the claim is refused", async () => {
-    const { operator, agent } = await actors(database);
+  it("a live release racing a named reclaim: the release wins, the claim is refused", async ({ people }) => {
+    const { operator, agent } = people;
     const a = await agent("live-a");
     const b = await agent("live-b");
     for (let round = 0; round < 15; round++) {
@@ -244,17 +238,17 @@ describe("fencing", () => {
 });
 
 describe("a wrong app clock changes no decision: times and expiry come from the database", () => {
-  const databaseNow = async () => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+  const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
 
-  it("app clock hours ahead: a fresh lease is live, renewable and not swept; times are the database's", async () => {
-    const { operator, agent } = await actors(database);
+  it("app clock hours ahead: a fresh lease is live, renewable and not swept; times are the database's", async ({ database, people, sql }) => {
+    const { operator, agent } = people;
     const a = await agent("clock-ahead");
     await operator.workItems.create({ id: "clock-ahead", title: "Clock ahead" });
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(new Date(Date.now() + 5 * 3600_000));
       const claimed = (await a.leases.claim({ workItemId: "clock-ahead", durationSeconds: 60 }))!;
-      const now = await databaseNow();
+      const now = await databaseNow(sql);
       expect(Math.abs(Date.parse(claimed.lease.acquiredAt) - now)).toBeLessThan(5_000);
       expect(Math.abs(Date.parse(claimed.lease.expiresAt) - (now + 60_000))).toBeLessThan(5_000);
       await sweepExpiredLeases(database.db);
@@ -278,15 +272,15 @@ describe("a wrong app clock changes no decision: times and expiry come from the 
     }
   });
 
-  it("app clock hours behind: an expired lease is fenced, swept with endedAt = expiresAt, and reclaimable", async () => {
-    const { operator, agent } = await actors(database);
+  it("app clock hours behind: an expired lease is fenced, swept with endedAt = expiresAt, and reclaimable", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("clock-behind");
     await operator.workItems.create({ id: "clock-behind", title: "Clock behind" });
     vi.useFakeTimers({ toFake: ["Date"] });
     try {
       vi.setSystemTime(new Date(Date.now() - 5 * 3600_000));
       const claimed = (await a.leases.claim({ workItemId: "clock-behind", durationSeconds: 1 }))!;
-      expect(Math.abs(Date.parse(claimed.lease.expiresAt) - ((await databaseNow()) + 1_000))).toBeLessThan(5_000);
+      expect(Math.abs(Date.parse(claimed.lease.expiresAt) - ((await databaseNow(sql)) + 1_000))).toBeLessThan(5_000);
       await waitUntilDatabaseTime(sql, claimed.lease.expiresAt);
       expect(await refusal(a.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }))).toMatchObject({
         reason: "LEASE_NOT_CURRENT",

@@ -1,21 +1,13 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { callerAs } from "../support/app";
-import { actors, refusal } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { refusal, databaseTest } from "../support/fixtures";
 import { databaseSnapshot } from "./support";
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 describe("idempotency keys", () => {
-  it("a replayed claim returns the same lease, takes no second item and writes nothing, even when replays race", async () => {
-    const { operator, agent } = await actors(database);
+  it("a replayed claim returns the same lease, takes no second item and writes nothing, even when replays race", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("retrier");
     await operator.workItems.create({ id: "idem-1", title: "One", priority: 2 });
     await operator.workItems.create({ id: "idem-2", title: "Two", priority: 1 });
@@ -54,8 +46,8 @@ describe("idempotency keys", () => {
     expect((await b.leases.claim({ durationSeconds: 60, idempotencyKey: "claim-attempt-1" }))!.workItem.id).toBe("idem-3");
   });
 
-  it("the same key with another input or another operation is IDEMPOTENCY_KEY_REUSED and changes nothing", async () => {
-    const { operator, agent } = await actors(database);
+  it("the same key with another input or another operation is IDEMPOTENCY_KEY_REUSED and changes nothing", async ({ sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("reuser");
     await operator.workItems.create({ id: "reuse-1", title: "Reuse", priority: -5 });
     await operator.workItems.create({ id: "reuse-2", title: "Reuse too", priority: -5 });
@@ -82,8 +74,8 @@ describe("idempotency keys", () => {
     expect(await a.leases.note({ leaseId, epoch: 1, content: "n", idempotencyKey: "k-note" })).toEqual(note);
   });
 
-  it("a replayed note is written once, also when the replays race and after the lease ended", async () => {
-    const { operator, agent } = await actors(database);
+  it("a replayed note is written once, also when the replays race and after the lease ended", async ({ sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("noter");
     await operator.workItems.create({ id: "idem-note", title: "Notes", priority: -10 });
     const { lease } = (await a.leases.claim({ workItemId: "idem-note", durationSeconds: 60 }))!;
@@ -103,8 +95,8 @@ describe("idempotency keys", () => {
     expect(await databaseSnapshot(sql)).toEqual(before);
   });
 
-  it("a refused call leaves its key unused: a later valid call with that key goes through", async () => {
-    const { operator, agent } = await actors(database);
+  it("a refused call leaves its key unused: a later valid call with that key goes through", async ({ people }) => {
+    const { operator, agent } = people;
     const a = await agent("patient");
     await operator.workItems.create({ id: "later", title: "Later", priority: -20 });
     await operator.workItems.create({ id: "blocker", title: "Blocker", priority: -20 });

@@ -1,9 +1,9 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { Lease } from "../../server/domain/types";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import type pg from "pg";
+import type { TestDatabase } from "../support/database";
+import { refusal, waitUntilDatabaseTime, databaseTest, type Actors } from "../support/fixtures";
 import { databaseSnapshot } from "./support";
 
 /*
@@ -11,33 +11,26 @@ import { databaseSnapshot } from "./support";
  * not the lease row, not the item, not notes, attention requests, events or receipts.
  */
 
-let database: TestDatabase;
-let sql: pg.Client;
-let world: Awaited<ReturnType<typeof actors>>;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  world = await actors(database);
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
-type Api = Awaited<ReturnType<typeof world.agent>>;
+type Api = Awaited<ReturnType<Actors["agent"]>>;
+type Context = { database: TestDatabase; sql: pg.Client; people: Actors };
 
 /** Ends `lease` (held by `api`) in one of the ways a lease can end. */
-const enders: Record<string, (api: Api, lease: Lease) => Promise<unknown>> = {
+const enders: Record<string, (api: Api, lease: Lease, context: Context) => Promise<unknown>> = {
   released: (api, lease) => api.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" }),
   cancelled: (api, lease) => api.leases.cancel({ leaseId: lease.id, epoch: lease.epoch, reason: "not needed" }),
   decomposed: (api, lease) =>
     api.leases.decompose({ leaseId: lease.id, epoch: lease.epoch, children: [{ title: "part one" }, { title: "part two" }] }),
   attention_requested: (api, lease) =>
     api.attention.request({ leaseId: lease.id, epoch: lease.epoch, kind: "decision", question: "which way?", options: ["a", "b"] }),
-  expired: async (_api, lease) => {
+  expired: async (_api, lease, { database, sql }) => {
     await waitUntilDatabaseTime(sql, lease.expiresAt);
     await sweepExpiredLeases(database.db);
   },
-  "expired and reclaimed": async (_api, lease) => {
+  "expired and reclaimed": async (_api, lease, { sql, people }) => {
     await waitUntilDatabaseTime(sql, lease.expiresAt);
-    await (await world.agent("reclaimer")).leases.claim({ workItemId: lease.workItemId, durationSeconds: 600 });
+    await (await people.agent("reclaimer")).leases.claim({ workItemId: lease.workItemId, durationSeconds: 600 });
   },
 };
 
@@ -47,7 +40,7 @@ const expectedKind: Record<string, string> = {
 };
 
 describe("an ended lease is history: no API path changes anything", () => {
-  it.each(Object.keys(enders))("after the lease ended by %s", async (how) => {
+  it.for(Object.keys(enders))("after the lease ended by %s", async (how, { database, sql, people: world }) => {
     const slug = how.replace(/[^a-z]+/g, "-");
     const workerId = `historian-${slug}`;
     const api = await world.agent(workerId);
@@ -55,7 +48,7 @@ describe("an ended lease is history: no API path changes anything", () => {
     await world.operator.workItems.create({ id, title: `Ends by ${how}` });
     const { lease } = (await api.leases.claim({ workItemId: id, durationSeconds: how.startsWith("expired") ? 1 : 600 }))!;
     await api.leases.note({ leaseId: lease.id, epoch: 1, content: "before the end" });
-    await enders[how]!(api, lease);
+    await enders[how]!(api, lease, { database, sql, people: world });
 
     const ended = await world.operator.leases.get({ leaseId: lease.id });
     expect(ended.outcome).toBe(how.startsWith("expired") ? "expired" : how);

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { callerAs } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
-let database: TestDatabase;
-beforeAll(async () => {
-  database = await createTestDatabase();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 describe("lease lifecycle", () => {
-  it("claims in queue order, renews, releases, and records history and events", async () => {
+  it("claims in queue order, renews, releases, and records history and events", async ({ database }) => {
     const operator = await callerAs(database.db, "operator");
     const agent = await callerAs(database.db, "agent", "worker-a");
     await operator.api.workItems.create({ id: "low", title: "Low", priority: 1 });
@@ -36,7 +32,7 @@ describe("lease lifecycle", () => {
     });
   });
 
-  it("an expired lease makes its item claimable at once, in queue order, before anything ends the lease", async () => {
+  it("an expired lease makes its item claimable at once, in queue order, before anything ends the lease", async ({ database }) => {
     const operator = await callerAs(database.db, "operator");
     const first = await callerAs(database.db, "agent", "worker-x");
     const second = await callerAs(database.db, "agent", "worker-y");

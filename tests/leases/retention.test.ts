@@ -1,10 +1,9 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { Prisma } from "../../server/generated/prisma/client";
 import { createDb, MAX_NAMED_STATEMENTS } from "../../server/db";
 import { sweepExpiredReceipts } from "../../server/operations/sweep";
-import { actors } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
 /*
  * Nothing the service keeps grows with the number of calls: idempotency receipts expire after
@@ -12,15 +11,9 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
  * statements stay bounded whatever SQL texts the calls produce.
  */
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase({ poolSize: 8 });
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest({ poolSize: 8 });
 
-const receipts = async () => Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM idempotency_receipts")).rows[0]!.n);
+const receipts = async (sql: pg.Client) => Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM idempotency_receipts")).rows[0]!.n);
 
 async function inParallel(total: number, lanes: number, call: (i: number) => Promise<unknown>) {
   let next = 0;
@@ -30,15 +23,15 @@ async function inParallel(total: number, lanes: number, call: (i: number) => Pro
 }
 
 describe("idempotency receipts", () => {
-  it("10,000 keyed claims that find nothing leave no receipt", async () => {
-    const { agent } = await actors(database);
+  it("10,000 keyed claims that find nothing leave no receipt", async ({ people, sql }) => {
+    const { agent } = people;
     const poller = await agent("empty-poller");
     await inParallel(10_000, 8, async (i) => expect(await poller.leases.claim({ durationSeconds: 60, idempotencyKey: `poll-${i}` })).toBeNull());
-    expect(await receipts()).toBe(0);
+    expect(await receipts(sql)).toBe(0);
   }, 600_000);
 
-  it("expire after WORK_GRAPH_IDEMPOTENCY_HOURS: the sweeper deletes them in batches and a later replay is a new call", async () => {
-    const { operator, agent } = await actors(database);
+  it("expire after WORK_GRAPH_IDEMPOTENCY_HOURS: the sweeper deletes them in batches and a later replay is a new call", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const worker = await agent("retention");
     await operator.workItems.create({ id: "keep-1", title: "One" });
     await operator.workItems.create({ id: "keep-2", title: "Two" });
@@ -50,7 +43,7 @@ describe("idempotency receipts", () => {
       SELECT 'worker:someone', 'k' || i, 'leases.note', 'h', clock_timestamp() - interval '25 hours' FROM generate_series(1, 2500) i`);
     await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'old-key'`);
     await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" });
-    expect(await receipts()).toBe(2502);
+    expect(await receipts(sql)).toBe(2502);
 
     expect(await sweepExpiredReceipts(database.db, 1000)).toBe(1000);
     expect(await sweepExpiredReceipts(database.db, 1000)).toBe(1000);
@@ -67,7 +60,7 @@ describe("idempotency receipts", () => {
 });
 
 describe("prepared statements", () => {
-  it("10,000 calls with distinct SQL texts keep each connection's statement cache bounded", async () => {
+  it("10,000 calls with distinct SQL texts keep each connection's statement cache bounded", async ({ database }) => {
     const db = createDb(database.url, { poolSize: 1 });
     try {
       for (let i = 0; i < 10_000; i++) {

@@ -21,6 +21,3 @@ export async function databaseSnapshot(client: pg.Client): Promise<Record<string
   }
   return snapshot;
 }
-
-/** Resolves after `ms` milliseconds. */
-export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

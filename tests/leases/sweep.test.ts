@@ -1,25 +1,16 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb } from "../../server/db";
+import { describe, expect } from "vitest";
+import { createDb, type Db } from "../../server/db";
 import type { Lease } from "../../server/domain/types";
 import { startExpirySweeper } from "../../server/operations/sweep";
-import { actors, insertReadyItems, waitUntilDatabaseTime } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { pause } from "./support";
+import { databaseTest, insertReadyItems, waitUntilDatabaseTime, type Actors } from "../support/fixtures";
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
 /** Leases every item `${prefix}-…` for 1 s, in parallel (so they all expire within a moment of each other). */
-async function leaseAllBriefly(prefix: string, count: number, workers: number) {
+async function leaseAllBriefly(sql: pg.Client, people: Actors, prefix: string, count: number, workers: number) {
   await insertReadyItems(sql, prefix, count);
-  const { agent } = await actors(database);
-  const apis = await Promise.all(Array.from({ length: workers }, (_, w) => agent(`${prefix}-sleeper-${w}`)));
+  const apis = await Promise.all(Array.from({ length: workers }, (_, w) => people.agent(`${prefix}-sleeper-${w}`)));
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(5, "0")}`);
   const leases: Lease[] = await Promise.all(
     ids.map(async (id, i) => (await apis[i % workers]!.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease),
@@ -27,7 +18,7 @@ async function leaseAllBriefly(prefix: string, count: number, workers: number) {
   return { ids, leases };
 }
 
-const expiredEvents = async (prefix: string) =>
+const expiredEvents = async (sql: pg.Client, prefix: string) =>
   (await sql.query<{ lease_id: string; n: number; late: boolean }>(
     `SELECT e.lease_id, count(*)::int AS n, bool_or(e.created_at > l.expires_at + interval '5 seconds') AS late
        FROM events e JOIN leases l ON l.id = e.lease_id
@@ -35,34 +26,38 @@ const expiredEvents = async (prefix: string) =>
     [`${prefix}-%`],
   )).rows;
 
+/** An expiry sweeper of the instance on `db` that counts its completed passes. */
+function countingSweeper(db: Db, intervalMs: number, errors: unknown[]) {
+  const counted = { passes: 0 };
+  const sweeper = startExpirySweeper(db, intervalMs, (error) => errors.push(error), () => counted.passes++);
+  return Object.assign(counted, { stop: () => sweeper.stop() });
+}
+
 describe("expiry sweep", () => {
-  it("two app instances' sweepers end 150 leases expiring at once within 5 s, each exactly once", async () => {
-    const { ids, leases } = await leaseAllBriefly("sweep", 150, 10);
+  it("two app instances' sweepers end 150 leases expiring at once within 5 s, each exactly once", async ({ database, sql, people }) => {
+    const { ids, leases } = await leaseAllBriefly(sql, people, "sweep", 150, 10);
     const secondInstance = createDb(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
-    // The production default interval (WORK_GRAPH_SWEEP_INTERVAL_MS = 1000), two instances.
-    const sweepers = [startExpirySweeper(database.db, 1_000, (error) => errors.push(error))];
-    await pause(300);
-    sweepers.push(startExpirySweeper(secondInstance, 1_000, (error) => errors.push(error)));
+    // The production default interval (WORK_GRAPH_SWEEP_INTERVAL_MS = 1000), two instances; the
+    // second starts once the first has swept, so they do not run in step.
+    const sweepers = [countingSweeper(database.db, 1_000, errors)];
     try {
-      const lastExpiry = leases.map((lease) => lease.expiresAt).sort().at(-1)!;
-      await waitUntilDatabaseTime(sql, lastExpiry);
-      let ended = 0;
-      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await pause(50)) {
-        ended = (await sql.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM leases WHERE work_item_id LIKE 'sweep-%' AND outcome IS NOT NULL",
-        )).rows[0]!.n;
-        if (ended === ids.length) break;
-      }
-      expect(ended).toBe(ids.length);
-      // Give the sweepers another round each to (wrongly) end anything twice.
-      await pause(1_200);
+      await expect.poll(() => sweepers[0]!.passes).toBeGreaterThan(0);
+      sweepers.push(countingSweeper(secondInstance, 1_000, errors));
+      await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+      // Each lease.ended event is checked below to be at most 5 s after its expiry (database clock).
+      await expect
+        .poll(async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM leases WHERE work_item_id LIKE 'sweep-%' AND outcome IS NOT NULL")).rows[0]!.n, { timeout: 10_000 })
+        .toBe(ids.length);
+      // Another full pass of each sweeper after that: one that ended anything twice would show now.
+      const passed = sweepers.map((sweeper) => sweeper.passes);
+      await expect.poll(() => sweepers.every((sweeper, i) => sweeper.passes >= passed[i]! + 2), { timeout: 10_000 }).toBe(true);
     } finally {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
       await secondInstance.$disconnect();
     }
     expect(errors).toEqual([]);
-    const events = await expiredEvents("sweep");
+    const events = await expiredEvents(sql, "sweep");
     expect(events).toHaveLength(ids.length);
     expect(events.filter((row) => row.n !== 1)).toEqual([]);
     expect(events.filter((row) => row.late)).toEqual([]);
@@ -71,14 +66,13 @@ describe("expiry sweep", () => {
              count(*) FILTER (WHERE w.current_lease_id IS NULL AND w.lease_expires_at IS NULL AND w.previous_worker_id = l.worker_id)::int AS cleared
         FROM leases l JOIN work_items w ON w.id = l.work_item_id WHERE l.work_item_id LIKE 'sweep-%'`);
     expect(rows[0]).toEqual({ expired_at_expiry: ids.length, cleared: ids.length });
-    const { operator } = await actors(database);
-    const history = await operator.leases.history({ workItemId: ids[0]! });
+    const history = await people.operator.leases.history({ workItemId: ids[0]! });
     expect(history).toEqual([{ ...leases[0]!, endedAt: leases[0]!.expiresAt, outcome: "expired" }]);
-    expect((await operator.workItems.get({ id: ids[0]! })).stage).toBe("ready");
+    expect((await people.operator.workItems.get({ id: ids[0]! })).stage).toBe("ready");
   }, 30_000);
 
-  it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async () => {
-    const { ids, leases } = await leaseAllBriefly("contest", 60, 6);
+  it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async ({ database, sql, people }) => {
+    const { ids, leases } = await leaseAllBriefly(sql, people, "contest", 60, 6);
     await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
     const secondInstance = createDb(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
@@ -86,16 +80,15 @@ describe("expiry sweep", () => {
       startExpirySweeper(database.db, 5, (error) => errors.push(error)),
       startExpirySweeper(secondInstance, 5, (error) => errors.push(error)),
     ];
-    const { agent } = await actors(database);
     try {
-      const rescuers = await Promise.all(Array.from({ length: 6 }, (_, w) => agent(`contest-rescuer-${w}`)));
+      const rescuers = await Promise.all(Array.from({ length: 6 }, (_, w) => people.agent(`contest-rescuer-${w}`)));
       await Promise.all(ids.map((id, i) => rescuers[i % 6]!.leases.claim({ workItemId: id, durationSeconds: 600 })));
     } finally {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
       await secondInstance.$disconnect();
     }
     expect(errors).toEqual([]);
-    const events = await expiredEvents("contest");
+    const events = await expiredEvents(sql, "contest");
     expect(events).toHaveLength(ids.length);
     expect(events.filter((row) => row.n !== 1)).toEqual([]);
     const { rows } = await sql.query(`

@@ -1,24 +1,17 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors, refusal } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { refusal, databaseTest, lockWaiters } from "../support/fixtures";
 import { callerAs } from "../support/app";
-import { settle, waitForWaiters } from "./support";
+import { settle } from "./support";
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
-const leasesOf = async (workerId: string) =>
+const leasesOf = async (sql: pg.Client, workerId: string) =>
   (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM leases WHERE worker_id = $1", [workerId])).rows[0]!.n;
 
 describe("workers.drain / undrain", () => {
-  it("a drained worker's next and named claims fail with WORKER_DRAINED; its held lease keeps working; undrain lets it claim again", async () => {
-    const { operator, agent } = await actors(database);
+  it("a drained worker's next and named claims fail with WORKER_DRAINED; its held lease keeps working; undrain lets it claim again", async ({ people, sql }) => {
+    const { operator, agent } = people;
     const w = await agent("dr-basic");
     await operator.workItems.create({ id: "dr-held", title: "Held" });
     await operator.workItems.create({ id: "dr-held-2", title: "Held too" });
@@ -42,7 +35,7 @@ describe("workers.drain / undrain", () => {
     await w.leases.renew({ leaseId: held.id, epoch: held.epoch, durationSeconds: 300 });
     await w.leases.note({ leaseId: held.id, epoch: held.epoch, content: "still going" });
     await w.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "finished before leaving" });
-    expect(await leasesOf("dr-basic")).toBe(2);
+    expect(await leasesOf(sql, "dr-basic")).toBe(2);
     expect((await operator.workItems.get({ id: "dr-next" })).stage).toBe("ready");
 
     // Another worker is not affected.
@@ -54,8 +47,8 @@ describe("workers.drain / undrain", () => {
     expect((await w.leases.claim({ durationSeconds: 60 }))?.workItem.id).toBe("dr-after");
   });
 
-  it("only operators and admins drain; a worker never seen can be drained ahead of time", async () => {
-    const { operator, admin, agent } = await actors(database);
+  it("only operators and admins drain; a worker never seen can be drained ahead of time", async ({ people }) => {
+    const { operator, admin, agent } = people;
     const w = await agent("dr-self");
     expect((await refusal(w.workers.drain({ workerId: "dr-self" }))).reason).toBe("FORBIDDEN");
     expect((await refusal(w.workers.undrain({ workerId: "dr-self" }))).reason).toBe("FORBIDDEN");
@@ -71,8 +64,8 @@ describe("workers.drain / undrain", () => {
 });
 
 describe("drain vs claim (real connections)", () => {
-  it("a claim in flight when the drain starts commits first: the drain waits for it and sees its lease", async () => {
-    const { operator, agent } = await actors(database);
+  it("a claim in flight when the drain starts commits first: the drain waits for it and sees its lease", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const w = await agent("dr-inflight");
     await operator.workItems.create({ id: "dr-inflight", title: "x" });
     // Pause the named claim on the item's row lock (it has already passed the drain check).
@@ -80,17 +73,17 @@ describe("drain vs claim (real connections)", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = 'dr-inflight' FOR UPDATE");
     const claim = settle(w.leases.claim({ workItemId: "dr-inflight", durationSeconds: 60 }));
-    await waitForWaiters(sql, "transactionid", 1);
+    await expect.poll(() => lockWaiters(sql, { locktype: "transactionid" })).toBeGreaterThanOrEqual(1);
     const drain = settle(operator.workers.drain({ workerId: "dr-inflight", reason: "now" }));
-    await waitForWaiters(sql, "advisory", 1); // the drain waits for the claim
+    await expect.poll(() => lockWaiters(sql, { locktype: "advisory" })).toBeGreaterThanOrEqual(1); // the drain waits for the claim
     await holder.query("ROLLBACK");
     const [claimed, drained] = await Promise.all([claim, drain]);
     expect(claimed.ok).toBe(true);
     expect(drained).toMatchObject({ ok: true, value: { drained: true, liveLeases: 1 } });
   });
 
-  it("a claim that arrives while a drain is uncommitted waits, then is refused: no lease after the drain", async () => {
-    const { operator, agent } = await actors(database);
+  it("a claim that arrives while a drain is uncommitted waits, then is refused: no lease after the drain", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const w = await agent("dr-pending");
     await operator.workItems.create({ id: "dr-pending", title: "x" });
     await operator.workers.drain({ workerId: "dr-pending" });
@@ -99,18 +92,18 @@ describe("drain vs claim (real connections)", () => {
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM worker_drains WHERE worker_id = 'dr-pending' FOR UPDATE");
     const drain = settle(operator.workers.drain({ workerId: "dr-pending", reason: "pending" }));
-    await waitForWaiters(sql, "transactionid", 1); // the drain holds the worker lock, waits for the row
+    await expect.poll(() => lockWaiters(sql, { locktype: "transactionid" })).toBeGreaterThanOrEqual(1); // the drain holds the worker lock, waits for the row
     const claim = settle(w.leases.claim({ workItemId: "dr-pending", durationSeconds: 60 }));
-    await waitForWaiters(sql, "advisory", 1);
+    await expect.poll(() => lockWaiters(sql, { locktype: "advisory" })).toBeGreaterThanOrEqual(1);
     await holder.query("ROLLBACK");
     const [drained, claimed] = await Promise.all([drain, claim]);
     expect(drained.ok).toBe(true);
     expect(claimed).toMatchObject({ ok: false, reason: "WORKER_DRAINED" });
-    expect(await leasesOf("dr-pending")).toBe(0);
+    expect(await leasesOf(sql, "dr-pending")).toBe(0);
   });
 
-  it("40 rounds of a drain racing a claim: every lease of the worker was visible to the drain when it committed", async () => {
-    const { operator, agent } = await actors(database);
+  it("40 rounds of a drain racing a claim: every lease of the worker was visible to the drain when it committed", async ({ people, sql }) => {
+    const { operator, agent } = people;
     const outcomes = { claimFirst: 0, refused: 0 };
     for (let round = 0; round < 40; round++) {
       const workerId = `dr-race-${round}`;
@@ -121,7 +114,7 @@ describe("drain vs claim (real connections)", () => {
         settle(operator.workers.drain({ workerId })),
       ]);
       expect(drained.ok).toBe(true);
-      const leases = await leasesOf(workerId);
+      const leases = await leasesOf(sql, workerId);
       // The drain counted the worker's live leases inside its transaction, after taking the
       // worker lock: a lease created after the drain committed would be missing from it.
       expect(drained.ok && drained.value.liveLeases).toBe(leases);
@@ -136,8 +129,8 @@ describe("drain vs claim (real connections)", () => {
 });
 
 describe("workers.list", () => {
-  it("shows every worker with live leases, last seen, last-hour counts and drained state, most recently seen first", async () => {
-    const { operator, agent } = await actors(database);
+  it("shows every worker with live leases, last seen, last-hour counts and drained state, most recently seen first", async ({ database, sql, people }) => {
+    const { operator, agent } = people;
     const a = await agent("wl-a");
     const b = await agent("wl-b");
     await callerAs(database.db, "agent", "wl-never"); // has a token, never acted
@@ -176,8 +169,8 @@ describe("workers.list", () => {
 });
 
 describe("tokens.list lastUsedAt", () => {
-  it("is null until used, set on use, and written at most once a minute per token", async () => {
-    const { admin } = await actors(database);
+  it("is null until used, set on use, and written at most once a minute per token", async ({ database, sql, people }) => {
+    const { admin } = people;
     const { token } = await admin.tokens.create({ role: "agent", workerId: "lu-agent", label: "last-used" });
     const find = async () => (await admin.tokens.list()).find((entry) => entry.label === "last-used")!;
     expect((await find()).lastUsedAt).toBeNull();

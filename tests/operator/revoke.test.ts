@@ -1,25 +1,19 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { actors, refusal, waitUntilDatabaseTime } from "../support/fixtures";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import type { TestDatabase } from "../support/database";
+import { describe, expect } from "vitest";
+import { refusal, waitUntilDatabaseTime, databaseTest, lockWaiters } from "../support/fixtures";
 import { databaseSnapshot } from "../leases/support";
-import { settle, waitForLockWaits } from "./support";
+import { settle } from "./support";
 
-let database: TestDatabase;
-let sql: pg.Client;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-});
-afterAll(() => database.close());
+const it = databaseTest();
 
-const endedEvents = async (leaseId: string) =>
+const endedEvents = async (sql: pg.Client, leaseId: string) =>
   (await sql.query<{ actor: string; data: Record<string, unknown> }>(
     "SELECT actor, data FROM events WHERE lease_id = $1 AND type = 'lease.ended' ORDER BY sequence", [leaseId])).rows;
 
 describe("leases.revoke", () => {
-  it("ends the live lease now as revoked, audited; the item is ready again; the worker is fenced with kind revoked and the reason", async () => {
-    const { operator, agent } = await actors(database);
+  it("ends the live lease now as revoked, audited; the item is ready again; the worker is fenced with kind revoked and the reason", async ({ sql, people }) => {
+    const { operator, agent } = people;
     const runaway = await agent("runaway");
     await operator.workItems.create({ id: "rv-basic", title: "Runaway work" });
     const { lease } = (await runaway.leases.claim({ workItemId: "rv-basic", durationSeconds: 900 }))!;
@@ -28,7 +22,7 @@ describe("leases.revoke", () => {
     expect(result.lease).toMatchObject({ id: lease.id, outcome: "revoked" });
     expect(Date.parse(result.lease.endedAt!)).toBeLessThan(Date.parse(lease.expiresAt));
     expect(result.workItem).toMatchObject({ id: "rv-basic", stage: "ready", currentLease: null, previousWorkerId: "runaway", status: "open" });
-    const events = await endedEvents(lease.id);
+    const events = await endedEvents(sql, lease.id);
     expect(events).toHaveLength(1);
     expect(events[0]!.actor).toMatch(/^operator:/);
     expect(events[0]!.data).toMatchObject({ outcome: "revoked", workerId: "runaway", reason: "looping on the same test" });
@@ -59,8 +53,8 @@ describe("leases.revoke", () => {
     expect(late.detail).toMatchObject({ kind: "revoked", reason: "looping on the same test", currentEpoch: 2 });
   });
 
-  it("gives the revoked worker no continuity preference: the next claim follows plain queue order", async () => {
-    const { operator, agent } = await actors(database);
+  it("gives the revoked worker no continuity preference: the next claim follows plain queue order", async ({ people }) => {
+    const { operator, agent } = people;
     const a = await agent("cont-a");
     await operator.workItems.create({ id: "rv-cont-low", title: "Low", priority: -50 });
     await operator.workItems.create({ id: "rv-cont-high", title: "High", priority: -40 });
@@ -71,8 +65,8 @@ describe("leases.revoke", () => {
     expect(ids).toEqual(["rv-cont-high", "rv-cont-low"]);
   });
 
-  it("refuses a lease that is not live with the usual kind, agents, and a blank reason; nothing changes", async () => {
-    const { operator, agent } = await actors(database);
+  it("refuses a lease that is not live with the usual kind, agents, and a blank reason; nothing changes", async ({ sql, people }) => {
+    const { operator, agent } = people;
     const w = await agent("rv-refused");
     await operator.workItems.create({ id: "rv-refused", title: "Refusals" });
     const { lease } = (await w.leases.claim({ workItemId: "rv-refused", durationSeconds: 1 }))!;
@@ -93,7 +87,7 @@ describe("leases.revoke", () => {
 
 describe("revoke races (real connections, gated on the item's row lock)", () => {
   /** Holds the item's row lock on a raw connection until `open` is called. */
-  async function holdItem(id: string) {
+  async function holdItem(database: TestDatabase, id: string) {
     const holder = await database.connect();
     await holder.query("BEGIN");
     await holder.query("SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", [id]);
@@ -103,24 +97,24 @@ describe("revoke races (real connections, gated on the item's row lock)", () => 
     };
   }
 
-  it("revoke vs release of the same lease: exactly one wins, and history agrees with the winner (12 rounds)", async () => {
-    const { operator, agent } = await actors(database);
+  it("revoke vs release of the same lease: exactly one wins, and history agrees with the winner (12 rounds)", async ({ sql, people, database }) => {
+    const { operator, agent } = people;
     const w = await agent("race-release");
     const winners = { revoke: 0, release: 0 };
     for (let round = 0; round < 12; round++) {
       const id = `rv-race-rel-${round}`;
       await operator.workItems.create({ id, title: "Raced" });
       const { lease } = (await w.leases.claim({ workItemId: id, durationSeconds: 300 }))!;
-      const open = await holdItem(id);
+      const open = await holdItem(database, id);
       const revoke = settle(operator.leases.revoke({ leaseId: lease.id, epoch: lease.epoch, reason: `round ${round}` }));
       const release = settle(w.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "finished" }));
-      await waitForLockWaits(sql, 2);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
       await open();
       const [revoked, released] = await Promise.all([revoke, release]);
       expect([revoked.ok, released.ok].filter(Boolean)).toHaveLength(1);
       const { rows: [stored] } = await sql.query("SELECT outcome FROM leases WHERE id = $1", [lease.id]);
       const { rows: [item] } = await sql.query("SELECT status, current_lease_id FROM work_items WHERE id = $1", [id]);
-      const events = await endedEvents(lease.id);
+      const events = await endedEvents(sql, lease.id);
       expect(events).toHaveLength(1);
       if (revoked.ok) {
         winners.revoke++;
@@ -138,17 +132,17 @@ describe("revoke races (real connections, gated on the item's row lock)", () => 
     console.log(`revoke vs release winners: ${JSON.stringify(winners)}`);
   });
 
-  it("revoke vs renew: the lease always ends revoked; a renewal either landed before it or is fenced as revoked (12 rounds)", async () => {
-    const { operator, agent } = await actors(database);
+  it("revoke vs renew: the lease always ends revoked; a renewal either landed before it or is fenced as revoked (12 rounds)", async ({ sql, people, database }) => {
+    const { operator, agent } = people;
     const w = await agent("race-renew");
     for (let round = 0; round < 12; round++) {
       const id = `rv-race-ren-${round}`;
       await operator.workItems.create({ id, title: "Raced" });
       const { lease } = (await w.leases.claim({ workItemId: id, durationSeconds: 300 }))!;
-      const open = await holdItem(id);
+      const open = await holdItem(database, id);
       const revoke = settle(operator.leases.revoke({ leaseId: lease.id, epoch: lease.epoch, reason: "stop" }));
       const renew = settle(w.leases.renew({ leaseId: lease.id, epoch: lease.epoch, durationSeconds: 3600 }));
-      await waitForLockWaits(sql, 2);
+      await expect.poll(() => lockWaiters(sql)).toBeGreaterThanOrEqual(2);
       await open();
       const [revoked, renewed] = await Promise.all([revoke, renew]);
       expect(revoked.ok).toBe(true);

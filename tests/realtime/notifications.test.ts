@@ -30,11 +30,7 @@ afterAll(() => database.close());
 async function heardEverythingCommitted(): Promise<void> {
   const marker = `marker-${Math.random()}`;
   await sender.query(`SELECT pg_notify($1, $2)`, [EVENTS_CHANNEL, marker]);
-  const deadline = Date.now() + 10_000;
-  while (!heard.includes(marker)) {
-    if (Date.now() > deadline) throw new Error("the marker notification never arrived");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await expect.poll(() => heard, { message: "the marker notification", interval: 5 }).toContain(marker);
 }
 
 /** What the commits of `action` announced, and nothing committed before it. */

@@ -1,165 +1,156 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
 import { callerAs, startTestServer, type TestClient } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { databaseTest, waitUntilDatabaseTime } from "../support/fixtures";
 
 /*
  * API.md "Waiting instead of polling": a waiting claim (or attention.wait) is woken by the
  * commit that made work ready, through PostgreSQL, so two app instances on one database
  * wake each other. Instance A = the test database's client (the causes are made there),
  * instance B = a second client on the same database with its own listener and HTTP server
- * (the waiters wait there). Every wait is gated on B's waiter count, not on a sleep.
+ * (the waiters wait there). Every wait is gated on B's waiter count, not on a sleep, and what
+ * is asserted is what happened and in which order, not how many milliseconds it took.
  */
 
-let database: TestDatabase;
-let sql: pg.Client;
-let dbB: Db;
-let serverB: Awaited<ReturnType<typeof startTestServer>>;
-let operator: Awaited<ReturnType<typeof callerAs>>["api"];
-let other: Awaited<ReturnType<typeof callerAs>>["api"];
-let waiterB: TestClient;
-let operatorB: TestClient;
+const it = databaseTest()
+  // Instance B: a second client on the same database, with its own listener and HTTP server.
+  .extend("dbB", { scope: "file" }, ({ database }, { onCleanup }) => {
+    const db = createDb(database.url, { poolSize: 5 });
+    onCleanup(async () => {
+      await stopWakeups(db);
+      await db.$disconnect();
+    });
+    return db;
+  })
+  .extend("serverB", { scope: "file" }, async ({ dbB }, { onCleanup }) => {
+    const server = await startTestServer(dbB);
+    onCleanup(() => server.close());
+    return server;
+  })
+  .extend("other", { scope: "file" }, ({ people }) => people.agent("other-worker"))
+  .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.db, "agent", "waiter")).token));
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  dbB = createDb(database.url, { poolSize: 5 });
-  serverB = await startTestServer(dbB);
-  operator = (await callerAs(database.db, "operator")).api;
-  other = (await callerAs(database.db, "agent", "other-worker")).api;
-  waiterB = serverB.client((await callerAs(database.db, "agent", "waiter")).token);
-  operatorB = serverB.client((await callerAs(database.db, "operator")).token);
-});
-afterAll(async () => {
-  await serverB.close();
-  await stopWakeups(dbB);
-  await dbB.$disconnect();
-  await database.close();
-});
-
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-const readyCount = async () =>
+const readyCount = async (sql: pg.Client) =>
   Number((await sql.query(`SELECT count(*) FROM work_items WHERE status = 'open' AND open_dependency_count = 0
     AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0 AND current_lease_id IS NULL`)).rows[0].count);
 
-/** Starts a waiting claim on instance B, waits until it is parked there, runs `cause` on instance A, and times commit → response. */
-async function claimWokenBy(cause: () => Promise<unknown>, input: { idempotencyKey?: string } = {}) {
-  expect(await readyCount()).toBe(0);
+const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.toISOString());
+
+/**
+ * Starts a waiting claim (30 s) on instance B, waits until it is parked there, runs `cause` on
+ * instance A. What happened, not how fast: the claim returned a lease on what `cause` made
+ * ready (a wait that is never woken returns null when its time is up), acquired after the wait
+ * began and before its time ran out (database clock).
+ */
+async function claimWokenBy(
+  { sql, dbB, waiterB }: { sql: pg.Client; dbB: Db; waiterB: TestClient },
+  cause: () => Promise<unknown>,
+  input: { idempotencyKey?: string } = {},
+) {
+  expect(await readyCount(sql)).toBe(0);
   const hubB = wakeups(dbB);
   const before = hubB.waitingClaims;
-  let answeredAt = 0;
-  const waiting = waiterB.leases.claim.mutate({ waitSeconds: 30, durationSeconds: 60, ...input }).then((result) => {
-    answeredAt = performance.now();
-    return result;
-  });
-  await until(() => hubB.waitingClaims === before + 1, "the claim to wait on instance B");
+  const waitSeconds = 30;
+  const waitStartedAt = await databaseNow(sql);
+  const waiting = waiterB.leases.claim.mutate({ waitSeconds, durationSeconds: 60, ...input });
+  await expect.poll(() => hubB.waitingClaims, { message: "the claim to wait on instance B" }).toBe(before + 1);
   await cause();
-  const committedAt = performance.now();
   const result = await waiting;
-  return { result, latencyMs: answeredAt - committedAt };
+  expect(result, "the waiting claim got nothing").not.toBeNull();
+  const acquiredAt = Date.parse(result!.lease.acquiredAt);
+  expect(acquiredAt).toBeGreaterThan(waitStartedAt);
+  expect(acquiredAt).toBeLessThan(waitStartedAt + waitSeconds * 1000);
+  return { result };
 }
 
-describe("leases.claim with waitSeconds, across two app instances", () => {
-  it("an item created", async () => {
-    const { result, latencyMs } = await claimWokenBy(() => operator.workItems.create({ id: "created-later", title: "Created later" }));
+describe("leases.claim with waitSeconds, across two app instances: the claim waiting on B is woken by", () => {
+  it("an item created", async ({ people, sql, dbB, waiterB }) => {
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.create({ id: "created-later", title: "Created later" }));
     expect(result?.workItem.id).toBe("created-later");
-    expect(latencyMs).toBeLessThan(1_000);
   });
 
   for (const finish of ["release", "cancel"] as const) {
-    it(`a blocker ${finish === "release" ? "released" : "cancelled"}`, async () => {
-      await operator.workItems.create({ id: `blocker-${finish}`, title: "Blocker" });
-      await operator.workItems.create({ id: `dependent-${finish}`, title: "Dependent", dependsOn: [`blocker-${finish}`] });
+    it(`a blocker ${finish === "release" ? "released" : "cancelled"}`, async ({ people, other, sql, dbB, waiterB }) => {
+      await people.operator.workItems.create({ id: `blocker-${finish}`, title: "Blocker" });
+      await people.operator.workItems.create({ id: `dependent-${finish}`, title: "Dependent", dependsOn: [`blocker-${finish}`] });
       const held = (await other.leases.claim({ workItemId: `blocker-${finish}` }))!.lease;
-      const { result, latencyMs } = await claimWokenBy(() =>
+      const { result } = await claimWokenBy({ sql, dbB, waiterB }, () =>
         finish === "release"
           ? other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" })
           : other.leases.cancel({ leaseId: held.id, epoch: held.epoch, reason: "not needed" }),
       );
       expect(result?.workItem.id).toBe(`dependent-${finish}`);
-      expect(latencyMs).toBeLessThan(1_000);
     });
   }
 
-  it("an attention request resolved", async () => {
-    await operator.workItems.create({ id: "asked", title: "Asked" });
+  it("an attention request resolved", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "asked", title: "Asked" });
     const held = (await other.leases.claim({ workItemId: "asked" }))!.lease;
     const { request } = await other.attention.request({ leaseId: held.id, epoch: held.epoch, kind: "decision", question: "Which way?" });
-    const { result, latencyMs } = await claimWokenBy(() => operator.attention.resolve({ id: request.id, resolution: "left" }));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.attention.resolve({ id: request.id, resolution: "left" }));
     expect(result?.workItem.id).toBe("asked");
-    expect(latencyMs).toBeLessThan(1_000);
   });
 
-  it("a child finishing (the parent is ready again)", async () => {
-    await operator.workItems.create({ id: "parent", title: "Parent" });
-    await operator.workItems.create({ id: "only-child", title: "Child", parentId: "parent" });
+  it("a child finishing (the parent is ready again)", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "parent", title: "Parent" });
+    await people.operator.workItems.create({ id: "only-child", title: "Child", parentId: "parent" });
     const held = (await other.leases.claim({ workItemId: "only-child" }))!.lease;
-    const { result, latencyMs } = await claimWokenBy(() => other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" }));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" }));
     expect(result?.workItem.id).toBe("parent");
-    expect(latencyMs).toBeLessThan(1_000);
   });
 
-  it("a decomposition (its children are ready)", async () => {
-    await operator.workItems.create({ id: "big", title: "Big" });
+  it("a decomposition (its children are ready)", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "big", title: "Big" });
     const held = (await other.leases.claim({ workItemId: "big" }))!.lease;
-    const { result, latencyMs } = await claimWokenBy(() =>
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () =>
       other.leases.decompose({ leaseId: held.id, epoch: held.epoch, children: [{ id: "small", title: "Small" }] }),
     );
     expect(result?.workItem.id).toBe("small");
-    expect(latencyMs).toBeLessThan(1_000);
     const small = result!.lease;
     await waiterB.leases.release.mutate({ leaseId: small.id, epoch: small.epoch, evidence: "done" });
     const parent = (await other.leases.claim({ workItemId: "big" }))!.lease; // keep "big" out of the next tests
     await other.leases.release({ leaseId: parent.id, epoch: parent.epoch, evidence: "done" });
   });
 
-  it("a lease revoked by an operator (the item is ready again)", async () => {
-    await operator.workItems.create({ id: "taken-back", title: "Taken back" });
+  it("a lease revoked by an operator (the item is ready again)", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "taken-back", title: "Taken back" });
     const held = (await other.leases.claim({ workItemId: "taken-back" }))!.lease;
-    const { result, latencyMs } = await claimWokenBy(() => operator.leases.revoke({ leaseId: held.id, epoch: held.epoch, reason: "reassigning" }));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.leases.revoke({ leaseId: held.id, epoch: held.epoch, reason: "reassigning" }));
     expect(result?.workItem.id).toBe("taken-back");
     expect(result?.lease.epoch).toBe(2);
-    expect(latencyMs).toBeLessThan(1_000);
     await waiterB.leases.release.mutate({ leaseId: result!.lease.id, epoch: result!.lease.epoch, evidence: "done" });
   });
 
-  it("a dependency removed", async () => {
-    await operator.workItems.create({ id: "gate", title: "Gate" });
-    await operator.workItems.create({ id: "gated", title: "Gated", dependsOn: ["gate"] });
+  it("a dependency removed", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "gate", title: "Gate" });
+    await people.operator.workItems.create({ id: "gated", title: "Gated", dependsOn: ["gate"] });
     const gate = (await other.leases.claim({ workItemId: "gate" }))!.lease;
-    const { result, latencyMs } = await claimWokenBy(() => operator.workItems.removeDependency({ workItemId: "gated", dependsOnId: "gate" }));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.removeDependency({ workItemId: "gated", dependsOnId: "gate" }));
     expect(result?.workItem.id).toBe("gated");
-    expect(latencyMs).toBeLessThan(1_000);
     await other.leases.release({ leaseId: gate.id, epoch: gate.epoch, evidence: "done" });
   });
 
-  it("a lease expiring (no transaction makes it ready): claimed within 1 s of its expiresAt", async () => {
-    await operator.workItems.create({ id: "abandoned", title: "Abandoned" });
+  it("a lease expiring (no transaction makes it ready): the claim takes it once its expiresAt has passed", async ({ people, other, sql, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "abandoned", title: "Abandoned" });
     const held = (await other.leases.claim({ workItemId: "abandoned", durationSeconds: 2 }))!.lease;
-    const { result } = await claimWokenBy(() => waitUntilDatabaseTime(sql, held.expiresAt));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => waitUntilDatabaseTime(sql, held.expiresAt));
     expect(result?.workItem.id).toBe("abandoned");
     expect(result?.lease.epoch).toBe(2);
-    // Both times are the database clock: expiry → new lease.
-    expect(Date.parse(result!.lease.acquiredAt) - Date.parse(held.expiresAt)).toBeLessThan(1_000);
+    // Both times are the database clock: the new lease begins after the old one expired.
+    expect(Date.parse(result!.lease.acquiredAt)).toBeGreaterThanOrEqual(Date.parse(held.expiresAt));
   });
+});
 
-  it("a named claim waits for that item and claims it once it is ready", async () => {
-    await operator.workItems.create({ id: "named-gate", title: "Gate" });
-    await operator.workItems.create({ id: "named-target", title: "Target", dependsOn: ["named-gate"] });
+describe("leases.claim with waitSeconds", () => {
+  it("a named claim waits for that item and claims it once it is ready", async ({ people, other, dbB, waiterB }) => {
+    await people.operator.workItems.create({ id: "named-gate", title: "Gate" });
+    await people.operator.workItems.create({ id: "named-target", title: "Target", dependsOn: ["named-gate"] });
     const gate = (await other.leases.claim({ workItemId: "named-gate" }))!.lease;
     const hubB = wakeups(dbB);
     const waiting = waiterB.leases.claim.mutate({ workItemId: "named-target", waitSeconds: 30 });
-    await until(() => hubB.waitingClaims === 1, "the named claim to wait");
+    await expect.poll(() => hubB.waitingClaims, { message: "the named claim to wait" }).toBe(1);
     await other.leases.release({ leaseId: gate.id, epoch: gate.epoch, evidence: "done" });
     expect((await waiting)?.workItem.id).toBe("named-target");
 
@@ -171,23 +162,23 @@ describe("leases.claim with waitSeconds, across two app instances", () => {
     await expect(waiterB.leases.claim.mutate({ workItemId: "named-gate", waitSeconds: 30 })).rejects.toMatchObject({
       data: { reason: "NOT_CLAIMABLE", detail: { stage: "released" } },
     });
-    expect(performance.now() - started).toBeLessThan(10_000);
+    expect(performance.now() - started, "refused before its 30 s were up").toBeLessThan(10_000);
   });
 
-  it("returns null when the time is up, not before; waitSeconds is validated", async () => {
-    expect(await readyCount()).toBe(0);
+  it("returns null when the time is up, not before; waitSeconds is validated", async ({ sql, dbB, waiterB }) => {
+    expect(await readyCount(sql)).toBe(0);
     const started = performance.now();
     expect(await waiterB.leases.claim.mutate({ waitSeconds: 0.5 })).toBeNull();
-    expect(performance.now() - started).toBeGreaterThanOrEqual(450);
+    expect(performance.now() - started, "waited its 0.5 s").toBeGreaterThanOrEqual(450);
     expect(wakeups(dbB).waitingClaims).toBe(0);
     for (const waitSeconds of [-1, 61, "5"]) {
       await expect(waiterB.leases.claim.mutate({ waitSeconds } as never)).rejects.toMatchObject({ data: { reason: "VALIDATION" } });
     }
   });
 
-  it("an idempotency key: a wait that found nothing stores nothing, so the same key claims later and replays that", async () => {
+  it("an idempotency key: a wait that found nothing stores nothing, so the same key claims later and replays that", async ({ people, sql, dbB, waiterB }) => {
     expect(await waiterB.leases.claim.mutate({ waitSeconds: 0.2, idempotencyKey: "wait-key" })).toBeNull();
-    const { result } = await claimWokenBy(() => operator.workItems.create({ id: "keyed", title: "Keyed" }), { idempotencyKey: "wait-key" });
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.create({ id: "keyed", title: "Keyed" }), { idempotencyKey: "wait-key" });
     expect(result?.workItem.id).toBe("keyed");
     const replay = await waiterB.leases.claim.mutate({ waitSeconds: 30, durationSeconds: 60, idempotencyKey: "wait-key" });
     expect(replay?.lease.id).toBe(result!.lease.id);
@@ -195,8 +186,8 @@ describe("leases.claim with waitSeconds, across two app instances", () => {
 });
 
 describe("fairness", () => {
-  it("50 claims waiting on two instances, one item: one lease, the other 49 keep waiting, then each gets one of 49 more", async () => {
-    expect(await readyCount()).toBe(0);
+  it("50 claims waiting on two instances, one item: one lease, the other 49 keep waiting, then each gets one of 49 more", async ({ database, sql, people, dbB }) => {
+    expect(await readyCount(sql)).toBe(0);
     const hubA = wakeups(database.db);
     const hubB = wakeups(dbB);
     const agents = await Promise.all(
@@ -209,16 +200,16 @@ describe("fairness", () => {
         return result;
       }),
     );
-    await until(() => hubA.waitingClaims + hubB.waitingClaims === 50, "50 waiting claims");
+    await expect.poll(() => hubA.waitingClaims + hubB.waitingClaims, { message: "50 waiting claims", timeout: 20_000 }).toBe(50);
 
-    await operator.workItems.create({ id: "the-one", title: "The one" });
-    await until(() => settled.length === 1, "one claim to get the item");
+    await people.operator.workItems.create({ id: "the-one", title: "The one" });
+    await expect.poll(() => settled.length, { message: "one claim to get the item" }).toBe(1);
     // Every instance has heard the commit and tried: give the losers' dispatch rounds time to finish, gated on state.
-    await until(async () => (await sql.query("SELECT count(*) FROM leases WHERE work_item_id = 'the-one'")).rows[0].count === "1", "the lease row");
+    await expect.poll(async () => (await sql.query("SELECT count(*) FROM leases WHERE work_item_id = 'the-one'")).rows[0].count, { message: "the lease row" }).toBe("1");
     expect(settled).toEqual(["the-one"]);
     expect(hubA.waitingClaims + hubB.waitingClaims).toBe(49);
 
-    for (let i = 0; i < 49; i++) await operator.workItems.create({ id: `more-${i}`, title: "More" });
+    for (let i = 0; i < 49; i++) await people.operator.workItems.create({ id: `more-${i}`, title: "More" });
     const results = await Promise.all(waits);
     expect(results.every((result) => result !== null)).toBe(true);
     const ids = results.map((result) => result!.workItem.id);
@@ -231,9 +222,10 @@ describe("fairness", () => {
 });
 
 describe("no connection while waiting", () => {
-  it("250 waiting claims on an instance with a pool of 5: connections stay flat, nothing waits in a transaction, other calls answer", async () => {
-    expect(await readyCount()).toBe(0);
+  it("250 waiting claims on an instance with a pool of 5: connections stay flat, nothing waits in a transaction, other calls answer", async ({ database, sql, people, dbB, serverB }) => {
+    expect(await readyCount(sql)).toBe(0);
     const hubB = wakeups(dbB);
+    const operatorB = serverB.client((await callerAs(database.db, "operator")).token);
     const connections = async () =>
       (await sql.query<{ total: number; busy: number; locks: number }>(
         `SELECT count(*)::int AS total,
@@ -248,25 +240,25 @@ describe("no connection while waiting", () => {
 
     const agents = await Promise.all(Array.from({ length: 250 }, async (_, i) => (await callerAs(dbB, "agent", `idle-${i}`)).api));
     const waits = agents.map((api) => api.leases.claim({ waitSeconds: 45, durationSeconds: 300 }));
-    await until(() => hubB.waitingClaims === 250, "250 waiting claims");
-    await until(async () => (await connections()).busy === 0, "no query running while they wait");
+    await expect.poll(() => hubB.waitingClaims, { message: "250 waiting claims", timeout: 30_000 }).toBe(250);
+    await expect.poll(async () => (await connections()).busy, { message: "no query running while they wait" }).toBe(0);
 
     const during = await connections();
     expect(during.total).toBeLessThanOrEqual(before.total + 5); // at most B's pool filled up; not one per waiter
     expect(during.locks).toBe(0);
-    const started = performance.now();
+    // Another call on B answers while all 250 still wait (their 45 s are far from up): they hold none of B's 5 connections.
     expect(await operatorB.workItems.list.query({ limit: 1 })).toMatchObject({ items: expect.any(Array) });
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(hubB.waitingClaims).toBe(250);
 
-    await Promise.all(Array.from({ length: 250 }, (_, i) => operator.workItems.create({ id: `idle-item-${i}`, title: "Idle item" })));
+    await Promise.all(Array.from({ length: 250 }, (_, i) => people.operator.workItems.create({ id: `idle-item-${i}`, title: "Idle item" })));
     const results = await Promise.all(waits);
     expect(new Set(results.map((result) => result?.workItem.id)).size).toBe(250);
   }, 120_000);
 });
 
 describe("attention.wait", () => {
-  it("returns within 1 s of the resolution committing on another instance; the current state when the time is up", async () => {
-    await operator.workItems.create({ id: "question", title: "Question" });
+  it("returns once the resolution commits on another instance, before its time is up; the current state when the time is up", async ({ database, people, other, dbB, serverB }) => {
+    await people.operator.workItems.create({ id: "question", title: "Question" });
     const held = (await other.leases.claim({ workItemId: "question" }))!.lease;
     const { request } = await other.attention.request({ leaseId: held.id, epoch: held.epoch, kind: "scope", question: "How far?" });
     const asker = serverB.client((await callerAs(database.db, "agent", "other-worker")).token);
@@ -274,18 +266,21 @@ describe("attention.wait", () => {
     const started = performance.now();
     const open = await asker.attention.wait.query({ id: request.id, timeoutSeconds: 1 });
     expect(open).toMatchObject({ id: request.id, status: "open" });
-    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(performance.now() - started, "waited its 1 s").toBeGreaterThanOrEqual(950);
 
-    let answeredAt = 0;
-    const waiting = asker.attention.wait.query({ id: request.id, timeoutSeconds: 30 }).then((answer) => {
-      answeredAt = performance.now();
+    // Time up, a wait also returns the current state, so only the order tells a woken wait:
+    // it returns the resolution before its 30 s are up (and the wait is parked before the resolution).
+    const timeoutSeconds = 30;
+    const waitStarted = performance.now();
+    let answeredAfterMs = Infinity;
+    const waiting = asker.attention.wait.query({ id: request.id, timeoutSeconds }).then((answer) => {
+      answeredAfterMs = performance.now() - waitStarted;
       return answer;
     });
-    await until(() => wakeups(dbB).waitingForAttention === 1, "the wait to park");
-    await operator.attention.resolve({ id: request.id, resolution: "this far" });
-    const resolvedAt = performance.now();
+    await expect.poll(() => wakeups(dbB).waitingForAttention, { message: "the wait to park" }).toBe(1);
+    await people.operator.attention.resolve({ id: request.id, resolution: "this far" });
     expect(await waiting).toMatchObject({ id: request.id, status: "resolved", resolution: "this far" });
-    expect(answeredAt - resolvedAt).toBeLessThan(1_000);
+    expect(answeredAfterMs).toBeLessThan(timeoutSeconds * 1000);
 
     // Already resolved: at once. Unknown id: NOT_FOUND. Bad timeout: VALIDATION.
     expect(await asker.attention.wait.query({ id: request.id })).toMatchObject({ status: "resolved" });

@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { LEGACY_PASSWORD, passwordFile, startEmbeddedPostgres, type SupervisorEvent } from "../../server/database/embedded";
-import { isAlive, postmasterPid, tempDataDir, until } from "../../scripts/server-process";
+import { isAlive, postmasterPid, tempDataDir } from "../../scripts/server-process";
 
 /** server/database/embedded.ts: the cluster's password (issue 10 item 1), leftovers of crashes, supervision. */
 
@@ -72,10 +72,12 @@ describe("embedded PostgreSQL", () => {
     await first.stop();
     // `sh` forks a child that exits, then execs `sleep`, which never reaps it: a zombie.
     const parent = spawn("sh", ["-c", "sleep 0 & exec sleep 60"], { stdio: "ignore" });
-    const zombie = await until("a zombie child", async () => {
+    const zombie = await vi.waitFor(() => {
       const children = readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-      return children.find((pid) => readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
-    });
+      const found = children.find((pid) => readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z "));
+      expect(found, "a zombie child").toBeDefined();
+      return found!;
+    }, { timeout: 90_000, interval: 100 });
     try {
       const lockFile = path.join(cluster, "postmaster.pid");
       writeFileSync(lockFile, `${zombie}\n${cluster}\n`);
@@ -97,7 +99,7 @@ describe("embedded PostgreSQL", () => {
     try {
       const killed = postmasterPid(cluster);
       process.kill(killed, "SIGKILL");
-      await until("the restart", async () => events.includes("restarted"), 60_000);
+      await expect.poll(() => events.includes("restarted"), { message: "the restart", timeout: 60_000 }).toBe(true);
       expect(events[0]).toBe("exited");
       expect(isAlive(killed)).toBe(false);
       const client = new pg.Client({ connectionString: db.url });

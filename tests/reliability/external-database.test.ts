@@ -3,7 +3,7 @@ import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient } from "../../packages/agent/src/sdk/client";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
-import { call, postmasterPid, startServer, stopServer, tempDataDir, until, waitReady } from "../../scripts/server-process";
+import { call, postmasterPid, startServer, stopServer, tempDataDir, waitReady } from "../../scripts/server-process";
 
 /** With DATABASE_URL the app does not own the database: when it goes away and comes back, the pool reconnects. */
 describe("database death and recovery via DATABASE_URL", () => {
@@ -34,9 +34,11 @@ describe("database death and recovery via DATABASE_URL", () => {
         .workItems.list.query({});
 
       database = await startEmbeddedPostgres({ dataDir: cluster, port: database.port, durable: false });
-      await until("the API to serve again", async () => (await call(server.url, "/api/trpc/workItems.list?input=%7B%7D", { token: server.adminToken })).status === 200, 60_000);
+      await expect
+        .poll(async () => (await call(server.url, "/api/trpc/workItems.list?input=%7B%7D", { token: server.adminToken })).status, { message: "the API to serve again", timeout: 60_000, interval: 100 })
+        .toBe(200);
       await expect(sdkCall).resolves.toMatchObject({ items: [] });
-      await until("readiness", async () => (await call(server.url, "/api/health/ready")).status === 200, 30_000);
+      await expect.poll(async () => (await call(server.url, "/api/health/ready")).status, { message: "readiness", timeout: 30_000, interval: 100 }).toBe(200);
       expect(server.output().match(/database unavailable/g)).toHaveLength(1);
     } finally {
       await stopServer(server);
@@ -90,7 +92,7 @@ describe("a hung database via DATABASE_URL", () => {
 
       process.kill(stopped, "SIGCONT");
       stopped = undefined;
-      await until("the API to serve again", async () => (await list()).status === 200, 30_000);
+      await expect.poll(async () => (await list()).status, { message: "the API to serve again", timeout: 30_000, interval: 100 }).toBe(200);
     } finally {
       await killer.end().catch(() => {});
       await stopServer(server);

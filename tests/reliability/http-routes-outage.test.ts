@@ -1,13 +1,13 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createToken, forgetAuthenticatedTokens } from "../../server/auth/tokens";
 import { UNAVAILABLE_MESSAGE } from "../../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
 import { migrateDeploy, projectRoot } from "../../server/database/migrate";
 import { CSRF_HEADER } from "../../server/domain/contract";
 import { SESSION_COOKIE } from "../../server/trpc/init";
-import { isAlive, postmasterPid, tempDataDir, until } from "../../scripts/server-process";
+import { isAlive, postmasterPid, tempDataDir } from "../../scripts/server-process";
 import * as healthLive from "../../app/api/health/live/route";
 import * as healthReady from "../../app/api/health/ready/route";
 import * as metrics from "../../app/api/metrics/route";
@@ -50,17 +50,23 @@ async function read(response: Response) {
   return { status: response.status, text, body: JSON.parse(text) as Record<string, unknown> };
 }
 
+/** The app's settings for this file, stubbed again before each test (vitest.config.ts puts stubs back after each one). */
+function stubSettings() {
+  vi.stubEnv("DATABASE_URL", database.url);
+  vi.stubEnv("WORK_GRAPH_METRICS_CACHE_MS", "0"); // each scrape reads the database
+}
+
 beforeAll(async () => {
   // Durable (PostgreSQL's defaults, as the app runs it): with synchronous_commit off, kill -9 would lose the token made below.
   database = await startEmbeddedPostgres({ dataDir: cluster });
   await migrateDeploy(database.url);
-  process.env.DATABASE_URL = database.url;
-  process.env.WORK_GRAPH_METRICS_CACHE_MS = "0"; // each scrape reads the database
+  stubSettings();
   delete (globalThis as { workGraphDb?: unknown }).workGraphDb;
   const { getDb } = await import("../../server/db");
   ({ token: operatorToken } = await createToken(getDb(), { role: "operator", label: "outage test" }));
 });
 
+beforeEach(stubSettings);
 afterAll(async () => {
   const { getDb } = await import("../../server/db");
   await getDb().$disconnect().catch(() => {});
@@ -89,7 +95,7 @@ describe("app/api route handlers while the database is down", () => {
     try {
       const postmaster = postmasterPid(cluster);
       process.kill(postmaster, "SIGKILL");
-      await until("PostgreSQL to be gone", async () => !isAlive(postmaster), 30_000, 20);
+      await expect.poll(() => isAlive(postmaster), { message: "PostgreSQL to be gone", timeout: 30_000 }).toBe(false);
       forgetAuthenticatedTokens(); // no cached authentication: the login must ask the database
 
       const answers = {
@@ -122,10 +128,11 @@ describe("app/api route handlers while the database is down", () => {
     }
 
     database = await startEmbeddedPostgres({ dataDir: cluster, port: database.port });
-    const again = await until("a login once PostgreSQL is back", async () => {
+    const again = await vi.waitFor(async () => {
       const response = await login(operatorToken);
-      return response.status === 200 ? response : null;
-    }, 60_000, 100);
+      expect(response.status, "a login once PostgreSQL is back").toBe(200);
+      return response;
+    }, { timeout: 60_000, interval: 100 });
     const newSession = sessionIdOf(again);
     expect(newSession).toBeTruthy();
     expect((await logout(newSession!)).status).toBe(200);

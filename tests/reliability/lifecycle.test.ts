@@ -1,11 +1,12 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createWorkGraphClient } from "../../packages/agent/src/sdk/client";
 import { embeddedDatabaseUrl } from "../../server/database/embedded";
 import { postgresProcessesIn } from "../../server/database/stale-processes";
-import { call, isAlive, postmasterPid, sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "../../scripts/server-process";
+import { lockWaiters } from "../support/fixtures";
+import { call, isAlive, postmasterPid, startServer, stopServer, tempDataDir, waitReady, type RunningServer } from "../../scripts/server-process";
 
 /**
  * The real server (scripts/start.ts --api-only, embedded PostgreSQL) killed, restarted and
@@ -41,15 +42,14 @@ describe("server lifecycle with the embedded database", () => {
     // Pure computation: the backend does not notice its postmaster's death and keeps the shared memory.
     void busy.query("SELECT count(*) FROM generate_series(1, 4000000000)").catch(() => {});
     const watcher = await connect();
-    await until("the busy backend to run", async () => {
-      const { rows } = await watcher.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [backendPid]);
-      return rows[0]?.state === "active";
-    });
+    await expect
+      .poll(async () => (await watcher.query("SELECT state FROM pg_stat_activity WHERE pid = $1", [backendPid])).rows[0]?.state, { message: "the busy backend to run" })
+      .toBe("active");
     const firstPostmaster = postmasterPid(cluster);
     server.child.kill("SIGKILL");
     process.kill(firstPostmaster, "SIGKILL");
     await server.exited;
-    await until("the old postmaster to be gone", async () => !isAlive(firstPostmaster));
+    await expect.poll(() => isAlive(firstPostmaster), { message: "the old postmaster to be gone", timeout: 90_000 }).toBe(false);
     expect(isAlive(backendPid)).toBe(true); // the orphan the next start must deal with
 
     server = await startServer({ dataDir: data.dir, port: server.port, adminToken: server.adminToken });
@@ -73,10 +73,11 @@ describe("server lifecycle with the embedded database", () => {
     const sdk = createWorkGraphClient({ url: server.url, token: server.adminToken, retry: { attempts: 40, baseDelayMs: 100, maxDelayMs: 1000 } });
     process.kill(postmasterPid(cluster), "SIGKILL");
 
-    const outage = await until("a 503 from health.check", async () => {
+    const outage = await vi.waitFor(async () => {
       const answer = await call(server.url, "/api/trpc/health.check");
-      return answer.status === 503 ? answer : null;
-    }, 30_000, 10);
+      expect(answer.status, "a 503 from health.check").toBe(503);
+      return answer;
+    }, { timeout: 30_000, interval: 10 });
     // Many calls during the outage: each is a clean 503, and the log still says it once.
     const during = await Promise.all(Array.from({ length: 10 }, () => call(server.url, "/api/trpc/workItems.list?input=%7B%7D", { token: server.adminToken })));
     const sdkCall = sdk.workItems.list.query({});
@@ -88,8 +89,8 @@ describe("server lifecycle with the embedded database", () => {
       expect(answer.text).not.toMatch(/127\.0\.0\.1|prisma|postgres|ECONNREFUSED|stack|\bat \w+ \(/i);
     }
 
-    await until("health.check to answer 200 again", async () => (await call(server.url, "/api/trpc/health.check")).status === 200, 60_000);
-    await until("readiness to recover", async () => (await call(server.url, "/api/health/ready")).status === 200, 60_000);
+    await expect.poll(async () => (await call(server.url, "/api/trpc/health.check")).status, { message: "health.check to answer 200 again", timeout: 60_000, interval: 100 }).toBe(200);
+    await expect.poll(async () => (await call(server.url, "/api/health/ready")).status, { message: "readiness to recover", timeout: 60_000, interval: 100 }).toBe(200);
     await expect(sdkCall).resolves.toMatchObject({ items: expect.any(Array) });
 
     const log = server.output().slice(logBefore);
@@ -108,15 +109,10 @@ describe("server lifecycle with the embedded database", () => {
     await locker.query("BEGIN");
     await locker.query("SELECT 1 FROM work_items WHERE id = $1 FOR UPDATE", [id]);
     const inFlight = call(server.url, "/api/trpc/workItems.setPriority", { method: "POST", token: server.adminToken, body: JSON.stringify({ id, priority: 7 }) });
-    await until("the request to wait on the row lock", async () => {
-      const { rows } = await locker.query(
-        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
-      );
-      return rows[0].n > 0;
-    });
+    await expect.poll(() => lockWaiters(locker), { message: "the request to wait on the row lock", timeout: 90_000 }).toBeGreaterThan(0);
 
     server.child.kill("SIGTERM");
-    await until("the server to begin stopping", async () => /SIGTERM: stopping \(in-flight requests: 1/.test(server.output()));
+    await expect.poll(() => server.output(), { message: "the server to begin stopping", timeout: 90_000 }).toMatch(/SIGTERM: stopping \(in-flight requests: 1/);
     await expect(fetch(`${server.url}/api/health/live`)).rejects.toThrow(); // the listener is closed
     expect(server.isRunning()).toBe(true); // still waiting for the request
 
@@ -134,14 +130,14 @@ describe("server lifecycle with the embedded database", () => {
     server = await startServer({ dataDir: data.dir, port: server.port, adminToken: server.adminToken });
     await waitReady(server);
     process.kill(postmasterPid(cluster), "SIGKILL");
-    await until("the 503", async () => (await call(server.url, "/api/trpc/health.check")).status === 503, 30_000, 10);
+    await expect.poll(async () => (await call(server.url, "/api/trpc/health.check")).status, { message: "the 503", timeout: 30_000, interval: 10 }).toBe(503);
     const started = Date.now();
     server.child.kill("SIGTERM");
     const { code } = await server.exited;
     expect(code).toBe(0);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(server.output()).toMatch(/"msg":"stopped"/);
-    await sleep(500); // a restart the supervisor had in flight must not survive the stop
+    // The server has exited, so a restart its supervisor had in flight is a process by now (spawn returns once the child runs): none may be left.
     expect(postgresProcessesIn(cluster)).toEqual([]);
     expect(readFileSync(path.join(data.dir, "postgres.password"), "utf8").trim()).not.toBe("");
   });
@@ -156,16 +152,9 @@ describe("SIGTERM to the npm pid", () => {
     try {
       await waitReady(server);
       server.child.kill("SIGTERM"); // what docker stop / systemd send to the main pid
-      await until("the port to close", async () => {
-        try {
-          await fetch(`${server.url}/api/health/live`);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 60_000, 200);
-      await until("no PostgreSQL left on the data directory", async () => postgresProcessesIn(path.join(data.dir, "postgres")).length === 0, 30_000);
-      await until("the server to log it stopped", async () => /"msg":"stopped"/.test(server.output()), 30_000);
+      await vi.waitFor(() => expect(fetch(`${server.url}/api/health/live`), "the port to close").rejects.toThrow(), { timeout: 60_000, interval: 200 });
+      await expect.poll(() => postgresProcessesIn(path.join(data.dir, "postgres")), { message: "no PostgreSQL left on the data directory", timeout: 30_000, interval: 100 }).toEqual([]);
+      await expect.poll(() => server.output(), { message: "the server to log it stopped", timeout: 30_000, interval: 100 }).toMatch(/"msg":"stopped"/);
     } finally {
       await stopServer(server, "SIGKILL");
     }

@@ -2,11 +2,11 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { authenticate, createToken, ensureAdminToken, hashToken, revokeToken } from "../../server/auth/tokens";
-import { createDb, type Db } from "../../server/db";
+import { createDb } from "../../server/db";
 import { projectRoot } from "../../server/database/migrate";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { databaseTest } from "../support/fixtures";
 
 /*
  * Issue 10.7 and 12.5: WORK_GRAPH_ADMIN_TOKEN must be long, must not be revoked or a
@@ -14,34 +14,28 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
  * token exactly once without failing.
  */
 
-let database: TestDatabase;
-let otherInstance: Db;
+const it = databaseTest().extend("otherInstance", { scope: "file" }, ({ database }, { onCleanup }) => {
+  const db = createDb(database.url, { poolSize: 2 });
+  onCleanup(() => db.$disconnect());
+  return db;
+});
 const secret = (tag: string) => `${tag}-${"s".repeat(40)}`;
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  otherInstance = createDb(database.url, { poolSize: 2 });
-});
-afterAll(async () => {
-  await otherInstance.$disconnect();
-  await database.close();
-});
-
 describe("WORK_GRAPH_ADMIN_TOKEN", () => {
-  it("shorter than 32 characters: refused with a message saying what to do", async () => {
+  it("shorter than 32 characters: refused with a message saying what to do", async ({ database }) => {
     await expect(ensureAdminToken(database.db, "a")).rejects.toThrow(/WORK_GRAPH_ADMIN_TOKEN is 1 characters long; it must have at least 32/);
     await expect(ensureAdminToken(database.db, "x".repeat(31))).rejects.toThrow(/openssl rand/);
     expect(await authenticate(database.db, "a")).toBeNull();
   });
 
-  it("a new long secret becomes an admin token, once", async () => {
+  it("a new long secret becomes an admin token, once", async ({ database }) => {
     const token = secret("fresh");
     expect(await ensureAdminToken(database.db, token)).toBeNull();
     expect(await ensureAdminToken(database.db, token)).toBeNull();
     expect(await authenticate(database.db, token)).toMatchObject({ role: "admin" });
   });
 
-  it("a revoked env token is a clear error, not a unique-constraint crash", async () => {
+  it("a revoked env token is a clear error, not a unique-constraint crash", async ({ database }) => {
     const token = secret("revoked");
     await ensureAdminToken(database.db, token);
     const { tokenId } = (await authenticate(database.db, token))!;
@@ -51,7 +45,7 @@ describe("WORK_GRAPH_ADMIN_TOKEN", () => {
     );
   });
 
-  it("an env value that is an operator or agent token is a clear error, not a silent operator", async () => {
+  it("an env value that is an operator or agent token is a clear error, not a silent operator", async ({ database }) => {
     const operator = secret("operator");
     await createToken(database.db, { role: "operator", label: "ops" }, operator);
     await expect(ensureAdminToken(database.db, operator)).rejects.toThrow(/is an existing operator token .*not an admin token/);
@@ -82,7 +76,7 @@ describe("WORK_GRAPH_ADMIN_TOKEN", () => {
 });
 
 describe("concurrent bootstrap (12.5)", () => {
-  it("two instances with the same env token, racing on real connections: neither fails, one token exists", async () => {
+  it("two instances with the same env token, racing on real connections: neither fails, one token exists", async ({ database, otherInstance }) => {
     for (let round = 0; round < 30; round++) {
       const token = secret(`race-${round}`);
       const results = await Promise.allSettled([ensureAdminToken(database.db, token), ensureAdminToken(otherInstance, token)]);
@@ -92,7 +86,7 @@ describe("concurrent bootstrap (12.5)", () => {
     }
   });
 
-  it("two instances without an env token on an empty database: exactly one admin token is generated and printed", async () => {
+  it("two instances without an env token on an empty database: exactly one admin token is generated and printed", async ({ database, otherInstance }) => {
     for (let round = 0; round < 30; round++) {
       await database.db.$executeRaw`DELETE FROM api_tokens`;
       const results = await Promise.all([ensureAdminToken(database.db), ensureAdminToken(otherInstance)]);

@@ -1,5 +1,5 @@
 import http from "node:http";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -17,15 +17,16 @@ let admin: string;
 let operator: string;
 const MAX_BODY = 64 * 1024;
 
+beforeEach(() => {
+  vi.stubEnv("WORK_GRAPH_MAX_BODY_BYTES", String(MAX_BODY));
+});
 beforeAll(async () => {
-  process.env.WORK_GRAPH_MAX_BODY_BYTES = String(MAX_BODY);
   database = await createTestDatabase();
   server = await startTestServer(database.db);
   admin = (await callerAs(database.db, "admin")).token;
   operator = (await callerAs(database.db, "operator")).token;
 });
 afterAll(async () => {
-  delete process.env.WORK_GRAPH_MAX_BODY_BYTES;
   await server.close();
   await database.close();
 });

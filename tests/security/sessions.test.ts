@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { createSession, endSession, sessionCaller } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
-import { callerAs, startTestServer } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { callerAs, type TestServer } from "../support/app";
 import { call } from "./support";
+import { databaseTest } from "../support/fixtures";
 
 /*
  * Issue 10.6: the wg_session cookie carries a random session id, never the token; the
@@ -11,28 +11,18 @@ import { call } from "./support";
  * revocation end sessions, so a copied cookie stops working.
  */
 
-let database: TestDatabase;
-let server: Awaited<ReturnType<typeof startTestServer>>;
+const it = databaseTest();
 
-beforeAll(async () => {
-  database = await createTestDatabase();
-  server = await startTestServer(database.db);
-});
-afterAll(async () => {
-  await server.close();
-  await database.close();
-});
-
-const listWithCookie = (sessionId: string) =>
+const listWithCookie = (server: TestServer, sessionId: string) =>
   call(server.url, { path: "workItems.list", type: "query" }, {}, { cookie: `other=1; wg_session=${sessionId}` });
 
 describe("dashboard sessions", () => {
-  it("a session id authenticates as its token's caller; the database stores only its hash", async () => {
+  it("a session id authenticates as its token's caller; the database stores only its hash", async ({ database, server }) => {
     const { caller } = await callerAs(database.db, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     expect(sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await sessionCaller(database.db, sessionId)).toEqual(caller);
-    expect((await listWithCookie(sessionId)).status).toBe(200);
+    expect((await listWithCookie(server, sessionId)).status).toBe(200);
 
     const client = await database.connect();
     const { rows } = await client.query("SELECT id_hash, expires_at - created_at AS lifetime FROM dashboard_sessions WHERE token_id = $1", [caller.tokenId]);
@@ -42,48 +32,48 @@ describe("dashboard sessions", () => {
     expect(rows[0].lifetime).toMatchObject({ hours: 12 });
   });
 
-  it("the token itself is not a session: a cookie holding the token is refused", async () => {
+  it("the token itself is not a session: a cookie holding the token is refused", async ({ database, server }) => {
     const { token } = await callerAs(database.db, "operator");
-    expect((await listWithCookie(token)).status).toBe(401);
+    expect((await listWithCookie(server, token)).status).toBe(401);
   });
 
-  it("logout deletes the session: the same cookie, copied anywhere, stops working", async () => {
+  it("logout deletes the session: the same cookie, copied anywhere, stops working", async ({ database, server }) => {
     const { caller } = await callerAs(database.db, "admin");
     const sessionId = await createSession(database.db, caller.tokenId);
-    expect((await listWithCookie(sessionId)).status).toBe(200);
+    expect((await listWithCookie(server, sessionId)).status).toBe(200);
     await endSession(database.db, sessionId);
-    const reply = await listWithCookie(sessionId);
+    const reply = await listWithCookie(server, sessionId);
     expect(reply.status).toBe(401);
     expect(reply.body.error.data.reason).toBe("UNAUTHENTICATED");
   });
 
-  it("expiry is enforced by the database clock", async () => {
+  it("expiry is enforced by the database clock", async ({ database, server }) => {
     const { caller } = await callerAs(database.db, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     const client = await database.connect();
     await client.query("UPDATE dashboard_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour' WHERE token_id = $1", [caller.tokenId]);
     expect(await sessionCaller(database.db, sessionId)).toBeNull();
-    expect((await listWithCookie(sessionId)).status).toBe(401);
+    expect((await listWithCookie(server, sessionId)).status).toBe(401);
     // The next login sweeps expired sessions away.
     await createSession(database.db, caller.tokenId);
     const { rows } = await client.query("SELECT count(*)::int AS n FROM dashboard_sessions WHERE expires_at <= now()");
     expect(rows[0].n).toBe(0);
   });
 
-  it("revoking the token ends all of its sessions", async () => {
+  it("revoking the token ends all of its sessions", async ({ database, server }) => {
     const { caller } = await callerAs(database.db, "operator");
     const sessions = [await createSession(database.db, caller.tokenId), await createSession(database.db, caller.tokenId)];
     const other = await callerAs(database.db, "operator");
     const untouched = await createSession(database.db, other.caller.tokenId);
     await revokeToken(database.db, caller.tokenId);
-    for (const sessionId of sessions) expect((await listWithCookie(sessionId)).status).toBe(401);
+    for (const sessionId of sessions) expect((await listWithCookie(server, sessionId)).status).toBe(401);
     const client = await database.connect();
     const { rows } = await client.query("SELECT count(*)::int AS n FROM dashboard_sessions WHERE token_id = $1", [caller.tokenId]);
     expect(rows[0].n).toBe(0);
-    expect((await listWithCookie(untouched)).status).toBe(200);
+    expect((await listWithCookie(server, untouched)).status).toBe(200);
   });
 
-  it("cookie-authenticated mutations still need the CSRF header", async () => {
+  it("cookie-authenticated mutations still need the CSRF header", async ({ database, server }) => {
     const { caller } = await callerAs(database.db, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     const create = { path: "workItems.create", type: "mutation" as const };

@@ -36,3 +36,5 @@ export async function startTestServer(db: Db) {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+export type TestServer = Awaited<ReturnType<typeof startTestServer>>;

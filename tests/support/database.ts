@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
-import { inject } from "vitest";
+import { inject, vi } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
 
@@ -21,15 +21,7 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   const admin = new pg.Client({ connectionString: adminDatabaseUrl() });
   await admin.connect();
   // CREATE DATABASE … TEMPLATE fails if another clone is being made at the same moment: retry.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`);
-      break;
-    } catch (error) {
-      if (attempt >= 20) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-    }
-  }
+  await vi.waitFor(() => admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`), { timeout: 15_000, interval: 100 });
   await admin.end();
   const url = adminDatabaseUrl().replace(/\/postgres$/, `/${name}`);
   const db = createDb(url, { poolSize: options.poolSize ?? 30 });

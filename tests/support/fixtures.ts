@@ -1,6 +1,7 @@
 import type pg from "pg";
-import type { TestDatabase } from "./database";
-import { callerAs } from "./app";
+import { expect, test } from "vitest";
+import { createTestDatabase, type TestDatabase } from "./database";
+import { callerAs, startTestServer } from "./app";
 
 /** Operator + a factory of agents (one token per worker id) on a test database. */
 export async function actors(database: TestDatabase) {
@@ -17,6 +18,33 @@ export async function actors(database: TestDatabase) {
   };
 }
 
+export type Actors = Awaited<ReturnType<typeof actors>>;
+
+/**
+ * Vitest's `test` with a database of its own and what most files build on it, each made on
+ * first use and closed after the last test: `database` (a clone of the migrated template),
+ * `sql` (a raw pg client on it), `people` (operator, admin, agents by worker id) and `server`
+ * (the API over HTTP on a random port). `scope: "test"` gives every test a fresh database
+ * (for files whose assertions need a database holding only that test's rows).
+ */
+export function databaseTest(options: { poolSize?: number; scope?: "file" | "test" } = {}) {
+  // The fixtures' types are the same in both scopes; only their lifetime differs.
+  const scope = { scope: options.scope ?? "file" } as { scope: "file" };
+  return test
+    .extend("database", scope, async ({}, { onCleanup }) => {
+      const database = await createTestDatabase({ poolSize: options.poolSize });
+      onCleanup(() => database.close());
+      return database;
+    })
+    .extend("sql", scope, ({ database }) => database.connect()) // closed with the database
+    .extend("people", scope, ({ database }) => actors(database))
+    .extend("server", scope, async ({ database }, { onCleanup }) => {
+      const server = await startTestServer(database.db);
+      onCleanup(() => server.close());
+      return server;
+    });
+}
+
 /** Inserts `count` ready root items with ids `${prefix}-0001`… in one statement. */
 export async function insertReadyItems(client: pg.Client, prefix: string, count: number, priority = 0) {
   await client.query(
@@ -25,13 +53,34 @@ export async function insertReadyItems(client: pg.Client, prefix: string, count:
   );
 }
 
-/** Waits until the database clock has passed `iso` (a lease's expiresAt). */
+/**
+ * Waits until the database clock has passed `iso` (a lease's expiresAt). API times are
+ * milliseconds and the database keeps microseconds, so it waits a few milliseconds more, to be
+ * past the stored instant too.
+ */
 export async function waitUntilDatabaseTime(client: pg.Client, iso: string) {
-  for (;;) {
-    const { rows } = await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz AS passed", [iso]);
-    if (rows[0]!.passed) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await expect
+    .poll(
+      async () =>
+        (await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz + interval '5 milliseconds' AS passed", [iso])).rows[0]!.passed,
+      { timeout: Math.max(0, Date.parse(iso) - Date.now()) + 15_000, interval: 25 },
+    )
+    .toBe(true);
+}
+
+/**
+ * Backends of this database waiting for a heavyweight lock (a lock request not granted),
+ * optionally only of one lock type or one application_name. Tests poll it to let a racer go
+ * once the others are queued behind a lock, never after a fixed sleep.
+ */
+export async function lockWaiters(client: pg.Client, only: { locktype?: "advisory" | "tuple" | "transactionid" | "relation"; applicationName?: string } = {}) {
+  const { rows } = await client.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE NOT l.granted AND a.datname = current_database()
+        AND ($1::text IS NULL OR l.locktype = $1) AND ($2::text IS NULL OR a.application_name = $2)`,
+    [only.locktype ?? null, only.applicationName ?? null],
+  );
+  return rows[0]!.n;
 }
 
 export const reasonOf = (error: unknown) => (error as { cause?: { reason?: string } }).cause?.reason;

@@ -1,29 +1,15 @@
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callerAs, startTestServer } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { refusal } from "../support/fixtures";
-import "./support";
+import { describe, expect } from "vitest";
+import { callerAs } from "../support/app";
+import { refusal, databaseTest } from "../support/fixtures";
 
-let database: TestDatabase;
-let sql: pg.Client;
-let server: Awaited<ReturnType<typeof startTestServer>>;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  server = await startTestServer(database.db);
-});
-afterAll(async () => {
-  await server.close();
-  await database.close();
-});
+const it = databaseTest();
 
 const errorOf = (error: unknown) => (error as { data?: { reason?: string; code?: string; httpStatus?: number } }).data;
-const webhookCount = async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM webhooks")).rows[0]!.n;
+const webhookCount = async (sql: pg.Client) => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM webhooks")).rows[0]!.n;
 
 describe("webhooks API", () => {
-  it("is for admins only: agents and operators get FORBIDDEN for every procedure", async () => {
+  it("is for admins only: agents and operators get FORBIDDEN for every procedure", async ({ database }) => {
     const admin = await callerAs(database.db, "admin");
     const hook = await admin.api.webhooks.create({ url: "https://example.com/hook" });
     for (const [role, workerId] of [["agent", "a-1"], ["operator", undefined]] as const) {
@@ -42,10 +28,10 @@ describe("webhooks API", () => {
     await admin.api.webhooks.delete({ id: hook.id });
   });
 
-  it("refuses bad URLs and event patterns over HTTP with VALIDATION (400), creating nothing", async () => {
+  it("refuses bad URLs and event patterns over HTTP with VALIDATION (400), creating nothing", async ({ database, server, sql }) => {
     const { token } = await callerAs(database.db, "admin");
     const client = server.client(token);
-    const before = await webhookCount();
+    const before = await webhookCount(sql);
     for (const input of [
       { url: "ftp://example.com/hook" },
       { url: "javascript:alert(1)" },
@@ -63,12 +49,12 @@ describe("webhooks API", () => {
       const error = await client.webhooks.create.mutate(input as never).then(() => null, (e: unknown) => e);
       expect(errorOf(error), JSON.stringify(input)).toMatchObject({ reason: "VALIDATION", code: "BAD_REQUEST", httpStatus: 400 });
     }
-    expect(await webhookCount()).toBe(before);
+    expect(await webhookCount(sql)).toBe(before);
     const tooMany = await client.webhooks.deliveries.query({ webhookId: "00000000-0000-4000-8000-000000000000", limit: 201 }).catch((e: unknown) => e);
     expect(errorOf(tooMany)).toMatchObject({ reason: "VALIDATION" });
   });
 
-  it("shows the secret once, keeps it only encrypted, and answers the documented shapes", async () => {
+  it("shows the secret once, keeps it only encrypted, and answers the documented shapes", async ({ database, sql, server }) => {
     const { token } = await callerAs(database.db, "admin");
     const client = server.client(token);
     const created = await client.webhooks.create.mutate({ url: "http://127.0.0.1:9/slack", events: ["attention.*", "lease.ended"], format: "slack", label: "team channel" });

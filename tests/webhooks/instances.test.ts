@@ -1,32 +1,18 @@
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "../../server/db";
+import { describe, expect } from "vitest";
+import { createDb } from "../../server/db";
 import { claimDeliveries } from "../../server/webhooks/claim";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { actors } from "../support/fixtures";
-import { pause, startReceiver, waitFor } from "./support";
+import { deliveryRounds, webhookTest } from "./support";
 
-let database: TestDatabase;
-let sql: pg.Client;
-let secondInstance: Db;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  sql = await database.connect();
-  secondInstance = createDb(database.url, { poolSize: 5 });
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver.close();
-  await secondInstance.$disconnect();
-  await database.close();
+const it = webhookTest.extend("secondInstance", { scope: "file" }, ({ database }, { onCleanup }) => {
+  const db = createDb(database.url, { poolSize: 5 });
+  onCleanup(() => db.$disconnect());
+  return db;
 });
 
 describe("webhook dispatchers of several app instances", () => {
-  it("two instances deliver 200 events to a healthy receiver exactly once each", async () => {
-    const { admin, operator } = await actors(database);
+  it("two instances deliver 200 events to a healthy receiver exactly once each", async ({ database, sql, people, receiver, secondInstance }) => {
+    const { admin, operator } = people;
     const hook = await admin.webhooks.create({ url: receiver.on("/many", () => ({ status: 200 })), events: ["work_item.created"] });
     const errors: unknown[] = [];
     const options = { publicUrl: "http://localhost:3000", onError: (error: unknown) => errors.push(error) };
@@ -38,9 +24,11 @@ describe("webhook dispatchers of several app instances", () => {
           for (let i = 0; i < 10; i++) await operator.workItems.create({ id: `many-${writer}-${i}`, title: `item ${writer}/${i}` });
         }),
       );
-      await waitFor("200 deliveries", () => receiver.at("/many").length >= 200, 60_000);
-      await pause(1_500); // a few more polling rounds of both instances: a double send would show now
+      await expect
+        .poll(async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'", [hook.id])).rows[0]!.n, { timeout: 60_000 })
+        .toBe(200);
     } finally {
+      // stop() waits for every attempt in flight: a second send of any delivery has reached the receiver (or been counted as an attempt) by now.
       await Promise.all(dispatchers.map((d) => d.stop()));
     }
     expect(errors).toEqual([]);
@@ -50,6 +38,7 @@ describe("webhook dispatchers of several app instances", () => {
     const sequences = new Set(requests.map((r) => (JSON.parse(r.body) as { sequence: number }).sequence));
     expect(deliveryIds.size).toBe(200);
     expect(sequences.size).toBe(200);
+    // A delivery claimed twice (by both instances) would show as two attempts.
     const { rows } = await sql.query<{ status: string; attempts: number; n: number }>(
       "SELECT status, attempts, count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 GROUP BY 1, 2",
       [hook.id],
@@ -57,9 +46,10 @@ describe("webhook dispatchers of several app instances", () => {
     expect(rows).toEqual([{ status: "delivered", attempts: 1, n: 200 }]);
   });
 
-  it("retries a delivery whose instance crashed mid-attempt once the attempt lease runs out, under the same id", async () => {
-    const { admin, operator } = await actors(database);
+  it("retries a delivery whose instance crashed mid-attempt once the attempt lease runs out, under the same id", async ({ database, sql, people, receiver, secondInstance }) => {
+    const { admin, operator } = people;
     for (const other of await admin.webhooks.list()) await admin.webhooks.delete({ id: other.id });
+    const afterADeliveryRound = deliveryRounds(receiver, admin);
     const hook = await admin.webhooks.create({ url: receiver.on("/crash", () => ({ status: 200 })), events: ["work_item.created"] });
     await operator.workItems.create({ id: "crash-1", title: "claimed by an instance that dies" });
     // The crashed instance: it claimed the delivery and never sent or recorded anything.
@@ -67,12 +57,12 @@ describe("webhook dispatchers of several app instances", () => {
     expect(claimed.map((d) => d.webhookId)).toEqual([hook.id]);
     const survivor = startWebhookDispatcher(secondInstance, { publicUrl: "http://localhost:3000" });
     try {
-      await pause(1_500); // three polls: the leased delivery is not due
+      await afterADeliveryRound(); // the survivor has claimed what was due: the leased delivery is not
       expect(receiver.at("/crash")).toEqual([]);
       // Stand-in for waiting out the 60 s attempt lease.
       await sql.query("UPDATE webhook_deliveries SET next_attempt_at = clock_timestamp() WHERE id = $1", [claimed[0]!.id]);
-      await waitFor("the retry", () => receiver.at("/crash").length === 1);
-      await waitFor("delivered", async () => (await admin.webhooks.deliveries({ webhookId: hook.id }))[0]?.status === "delivered");
+      await expect.poll(() => receiver.at("/crash").length).toBe(1);
+      await expect.poll(async () => (await admin.webhooks.deliveries({ webhookId: hook.id }))[0]?.status).toBe("delivered");
     } finally {
       await survivor.stop();
     }

@@ -1,11 +1,8 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-
-// Webhook secrets are encrypted with this per-run key (never a file in the repository's data dir).
-process.env.WORK_GRAPH_SECRET_KEY ??= randomBytes(32).toString("hex");
-
-export const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { expect } from "vitest";
+import { databaseTest, type Actors } from "../support/fixtures";
 
 export interface Received {
   path: string;
@@ -57,6 +54,15 @@ export async function startReceiver() {
   };
 }
 
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
+/** databaseTest with `receiver`: one webhook receiver for the file. */
+export const webhookTest = databaseTest().extend("receiver", { scope: "file" }, async ({}, { onCleanup }) => {
+  const receiver = await startReceiver();
+  onCleanup(() => receiver.close());
+  return receiver;
+});
+
 /** What a receiver must do (docs/webhooks.md): recompute the HMAC over "<t>.<raw body>". */
 export function signatureIsValid(secret: string, header: string | string[] | undefined, rawBody: string): boolean {
   const match = typeof header === "string" ? /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header) : null;
@@ -65,13 +71,18 @@ export function signatureIsValid(secret: string, header: string | string[] | und
   return timingSafeEqual(expected, Buffer.from(match[2]!, "hex"));
 }
 
-/** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 15_000): Promise<Exclude<T, false | undefined>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value as Exclude<T, false | undefined>;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await pause(25);
-  }
+/**
+ * Resolves once a dispatcher has claimed, sent and recorded a test event queued now on a
+ * webhook of its own (created on first use). Claims take the deliveries that are due oldest
+ * first, so every delivery due before this call has been claimed by then too: an absence
+ * checked afterwards ("nothing else arrived") is a fact, not a matter of having slept long enough.
+ */
+export function deliveryRounds(receiver: Receiver, admin: Actors["admin"]) {
+  let sentinel: Promise<{ id: string }> | undefined;
+  return async function afterADeliveryRound() {
+    sentinel ??= admin.webhooks.create({ url: receiver.on("/delivery-round", () => ({ status: 200 })), events: ["webhook.test"] });
+    const { id: webhookId } = await sentinel;
+    const queued = await admin.webhooks.test({ id: webhookId });
+    await expect.poll(async () => (await admin.webhooks.deliveries({ webhookId })).find((delivery) => delivery.id === queued.id)?.status).toBe("delivered");
+  };
 }
