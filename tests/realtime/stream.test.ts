@@ -2,12 +2,11 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createSession, endSession } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
-import { createDb } from "../../server/db";
 import type { WorkGraphEvent } from "../../server/domain/types";
-import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
+import { wakeups } from "../../server/realtime/wakeups";
 import { SESSION_COOKIE } from "../../server/trpc/init";
-import { callerAs, startTestServer } from "../support/app";
-import { databaseTest } from "../support/fixtures";
+import { callerAs } from "../support/app";
+import { twoInstanceTest } from "../support/fixtures";
 import { openSse } from "../support/sse";
 
 /*
@@ -17,21 +16,7 @@ import { openSse } from "../support/sse";
  * through instance A or raw SQL, so the wake-up travels through PostgreSQL.
  */
 
-const it = databaseTest()
-  // Instance B: a second client on the same database, with its own listener and HTTP server.
-  .extend("dbB", { scope: "file" }, ({ database }, { onCleanup }) => {
-    const db = createDb(database.url, { poolSize: 5 });
-    onCleanup(async () => {
-      await stopWakeups(db);
-      await db.$disconnect();
-    });
-    return db;
-  })
-  .extend("serverB", { scope: "file" }, async ({ dbB }, { onCleanup }) => {
-    const server = await startTestServer(dbB);
-    onCleanup(() => server.close());
-    return server;
-  })
+const it = twoInstanceTest()
   .extend("operatorToken", { scope: "file" }, async ({ database }) => (await callerAs(database.db, "operator")).token)
   .extend("stream", { scope: "file" }, async ({ people, serverB, operatorToken }) => {
     await people.operator.workItems.create({ id: "gap-item", title: "Gap" });

@@ -1,9 +1,9 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import { createDb, type Db } from "../../server/db";
-import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
-import { callerAs, startTestServer, type TestClient } from "../support/app";
-import { databaseTest, waitUntilDatabaseTime } from "../support/fixtures";
+import type { Db } from "../../server/db";
+import { wakeups } from "../../server/realtime/wakeups";
+import { callerAs, type TestClient } from "../support/app";
+import { twoInstanceTest, waitUntilDatabaseTime } from "../support/fixtures";
 
 /*
  * API.md "Waiting instead of polling": a waiting claim (or attention.wait) is woken by the
@@ -14,21 +14,7 @@ import { databaseTest, waitUntilDatabaseTime } from "../support/fixtures";
  * is asserted is what happened and in which order, not how many milliseconds it took.
  */
 
-const it = databaseTest()
-  // Instance B: a second client on the same database, with its own listener and HTTP server.
-  .extend("dbB", { scope: "file" }, ({ database }, { onCleanup }) => {
-    const db = createDb(database.url, { poolSize: 5 });
-    onCleanup(async () => {
-      await stopWakeups(db);
-      await db.$disconnect();
-    });
-    return db;
-  })
-  .extend("serverB", { scope: "file" }, async ({ dbB }, { onCleanup }) => {
-    const server = await startTestServer(dbB);
-    onCleanup(() => server.close());
-    return server;
-  })
+const it = twoInstanceTest()
   .extend("other", { scope: "file" }, ({ people }) => people.agent("other-worker"))
   .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.db, "agent", "waiter")).token));
 

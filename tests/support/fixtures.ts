@@ -1,5 +1,7 @@
 import type pg from "pg";
 import { expect, test } from "vitest";
+import { createDb } from "../../server/db";
+import { stopWakeups } from "../../server/realtime/wakeups";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { callerAs, startTestServer } from "./app";
 
@@ -40,6 +42,27 @@ export function databaseTest(options: { poolSize?: number; scope?: "file" | "tes
     .extend("people", scope, ({ database }) => actors(database))
     .extend("server", scope, async ({ database }, { onCleanup }) => {
       const server = await startTestServer(database.db);
+      onCleanup(() => server.close());
+      return server;
+    });
+}
+
+/**
+ * `databaseTest` plus instance B: a second client on the same database with its own listener
+ * (`dbB`) and HTTP server (`serverB`), so a wake-up has to travel through PostgreSQL.
+ */
+export function twoInstanceTest() {
+  return databaseTest()
+    .extend("dbB", { scope: "file" }, ({ database }, { onCleanup }) => {
+      const db = createDb(database.url, { poolSize: 5 });
+      onCleanup(async () => {
+        await stopWakeups(db);
+        await db.$disconnect();
+      });
+      return db;
+    })
+    .extend("serverB", { scope: "file" }, async ({ dbB }, { onCleanup }) => {
+      const server = await startTestServer(dbB);
       onCleanup(() => server.close());
       return server;
     });
