@@ -17,7 +17,7 @@ const it = graphTest({ poolSize: 10, scope: "file", continuity: true })
 const GRAPH_LOCK = "SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))";
 
 describe("graph edits under concurrency", () => {
-  it("two connections racing to add a→b and b→a: exactly one succeeds, every time", async ({ database, actors, second, operatorCaller }) => {
+  it("two connections racing to add a→b and b→a: exactly one succeeds, every time", async ({ database, sql, actors, second, operatorCaller }) => {
     const gate = await database.connect();
     const iterations = 60;
     for (let i = 0; i < iterations; i++) {
@@ -36,10 +36,12 @@ describe("graph edits under concurrency", () => {
         addDependency(second, operatorCaller, { workItemId: b, dependsOnId: a }),
       ]);
       if (gated) {
-        // Let them go once both transactions wait for the lock.
-        // (Polled every 50 ms: reading pg_locks every few milliseconds kept the second client out of the queue.)
-        await expect.poll(() => lockWaiters(gate), { interval: 50 }).toBeGreaterThanOrEqual(2);
-        await gate.query("COMMIT");
+        // Let them go once both transactions wait for the lock (a failed wait still opens the gate).
+        try {
+          await expect.poll(() => lockWaiters(sql), { interval: 20 }).toBeGreaterThanOrEqual(2);
+        } finally {
+          await gate.query("COMMIT");
+        }
       }
       const results = await racing;
       const fulfilled = results.filter((result) => result.status === "fulfilled");

@@ -97,6 +97,8 @@ export async function waitUntilDatabaseTime(client: pg.Client, iso: string) {
  * once the others are queued behind a lock, never after a fixed sleep.
  */
 export async function lockWaiters(client: pg.Client, only: { locktype?: "advisory" | "tuple" | "transactionid" | "relation"; applicationName?: string } = {}) {
+  // Inside a transaction pg_stat_activity is one snapshot: a backend that connected later would never show.
+  await client.query("SELECT pg_stat_clear_snapshot()");
   const { rows } = await client.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
       WHERE NOT l.granted AND a.datname = current_database()
