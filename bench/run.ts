@@ -384,7 +384,7 @@ async function cascade(url: string, n: number): Promise<CascadeResult> {
     ANALYZE work_items;`);
   const db = createDb(url, { poolSize: 2 });
   try {
-    const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench" };
+    const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
     const started = performance.now();
     await cancelWorkItem(db, operator, { id: "cascade-root", reason: "bench" });
     const ms = performance.now() - started;

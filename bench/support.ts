@@ -27,7 +27,7 @@ export const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 };
 export const log = (message: string) => console.log(`[bench] ${message}`);
-export const agent = (workerId: string): Caller => ({ tokenId: `bench-${workerId}`, role: "agent", workerId, actor: workerId });
+export const agent = (workerId: string): Caller => ({ tokenId: `bench-${workerId}`, role: "agent", workerId, actor: workerId, projects: [], capabilities: [] });
 
 export interface BenchServer {
   adminUrl: string;

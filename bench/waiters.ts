@@ -57,7 +57,7 @@ export async function waiterBenchmark(url: string, options: { waiters: number; s
   const dbName = new URL(url).pathname.slice(1);
   const connections = async () =>
     Number((await sql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'", [dbName])).rows[0].count) - 1;
-  const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench" };
+  const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
   const { token: readerToken } = await createToken(db, { role: "operator", label: "bench reader" });
   const otherRequest = async (samples: number) => {
     const times: number[] = [];

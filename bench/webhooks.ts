@@ -44,7 +44,7 @@ export async function webhookLatency(url: string, options: { eventsPerSecond: nu
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
   const db = createDb(url, { poolSize: 16 });
   const dispatcher = startWebhookDispatcher(db, { publicUrl: "http://localhost:3000" });
-  const caller = { tokenId: "bench", role: "operator" as const, workerId: null, actor: "operator:bench" };
+  const caller = { tokenId: "bench", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
   try {
     await createWebhook(db, { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, events: ["work_item.created"], format: "json" });
     const total = Math.round(options.eventsPerSecond * options.seconds);

@@ -21,6 +21,7 @@ export const TRPC_CODE_BY_REASON = {
   TOO_LARGE: "PAYLOAD_TOO_LARGE",
   UNAVAILABLE: "SERVICE_UNAVAILABLE",
   INTERNAL: "INTERNAL_SERVER_ERROR",
+  LIMIT_REACHED: "CONFLICT",
 } as const satisfies Record<Reason, TRPC_ERROR_CODE_KEY>;
 
 /** A refusal the caller can act on. Operations throw it; the tRPC layer puts reason and detail into error.data. */

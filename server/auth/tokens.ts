@@ -22,6 +22,8 @@ export function callerFromToken(row: TokenIdentity): Caller {
     role: row.role,
     workerId: row.workerId,
     actor: row.role === "agent" ? row.workerId! : `${row.role}:${row.label ?? row.id.slice(0, 8)}`,
+    projects: row.projects,
+    capabilities: row.capabilities,
   };
 }
 

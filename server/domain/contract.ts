@@ -8,7 +8,9 @@
  */
 
 /** Every stage of a work item, in the order docs/api.md's WorkItem shape lists them. */
-export const STAGES = ["ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled"] as const;
+export const STAGES = [
+  "ready", "leased", "blocked", "waiting_on_children", "needs_attention", "released", "cancelled", "scheduled",
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** The stages an item never leaves; a released or cancelled blocker satisfies a dependency. */
@@ -22,21 +24,32 @@ export function isTerminalStage(stage: string): stage is TerminalStage {
   return (TERMINAL_STAGES as readonly string[]).includes(stage);
 }
 
-/** How a lease ends: exactly one of these (docs/api.md; operator control adds "revoked"). */
-export const LEASE_OUTCOMES = ["released", "cancelled", "decomposed", "attention_requested", "expired", "revoked"] as const;
+/** How a lease ends: exactly one of these (docs/api.md; operator control adds "revoked", hand-back "returned"). */
+export const LEASE_OUTCOMES = [
+  "released", "cancelled", "decomposed", "attention_requested", "expired", "revoked", "returned",
+] as const;
 export type LeaseOutcome = (typeof LEASE_OUTCOMES)[number];
 
 /** Every `error.data.reason` of docs/api.md ("Errors"), in its order. */
 export const REASONS = [
   "VALIDATION", "UNAUTHENTICATED", "FORBIDDEN", "NOT_FOUND", "LEASE_NOT_CURRENT", "NOT_CLAIMABLE", "ALREADY_TERMINAL",
   "ITEM_LEASED", "DEPENDENCY_CYCLE", "DUPLICATE", "ALREADY_RESOLVED", "IDEMPOTENCY_KEY_REUSED", "WORKER_DRAINED",
-  "TOO_LARGE", "UNAVAILABLE", "INTERNAL",
+  "TOO_LARGE", "UNAVAILABLE", "INTERNAL", "LIMIT_REACHED",
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
 /** What an attention request asks a person for (docs/api.md "AttentionRequest"). */
 export const ATTENTION_KINDS = ["decision", "authority", "access", "review", "help", "scope"] as const;
 export type AttentionKind = (typeof ATTENTION_KINDS)[number];
+
+/**
+ * The format of a capability, a `requires` entry and a concurrency key (docs/api.md "Queue policy").
+ */
+export const CAPABILITY_PATTERN = /^[a-z0-9][a-z0-9:._/-]{0,63}$/;
+
+/** The format of a project id; "default" always exists (docs/api.md "Queue policy"). */
+export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9-]{0,49}$/;
+export const DEFAULT_PROJECT = "default";
 
 /** A token's role (docs/api.md, the "role" column of "Procedures"; admin may do everything). */
 export const ROLES = ["agent", "operator", "admin"] as const;

@@ -32,6 +32,16 @@ export const STRUCTURALLY_READY_SQL =
   "status = 'open' AND open_dependency_count = 0 AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0";
 
 /**
+ * Rule 15 (time gates): the item's notBefore is still ahead of the database clock. Not part of
+ * the claim index's predicate (time moves; an index predicate cannot): claims step over such
+ * items (OPEN_GATE), and the stage precedence places it just above ready.
+ */
+export const NOT_YET_SQL = "w.not_before > statement_timestamp()";
+
+/** Rule 15: the time gate is open (no notBefore, or it has passed), over alias `w`. */
+export const OPEN_GATE = Prisma.sql`(w.not_before IS NULL OR w.not_before <= statement_timestamp())`;
+
+/**
  * What keeps an open item from being ready, one condition per stage, in the stage precedence of
  * API.md (the first that holds decides the stage): SQL over a work_items row aliased `w`.
  * STAGE_SQL picks the first that holds; WAITING_ON_SQL lists all that hold, which is how the
@@ -42,6 +52,7 @@ export const STAGE_CONDITIONS: readonly { stage: WaitingStage; sql: string }[] =
   { stage: "leased", sql: "w.lease_expires_at > statement_timestamp()" },
   { stage: "waiting_on_children", sql: "w.open_child_count > 0" },
   { stage: "blocked", sql: "w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0" },
+  { stage: "scheduled", sql: NOT_YET_SQL },
 ];
 
 /** The item's stage (API.md "Stage precedence"), over alias `w`. */

@@ -26,6 +26,11 @@ export interface WorkItem {
   openChildCount: number;
   currentLease: Lease | null;
   previousWorkerId: string | null;
+  projectId: string;
+  requires: string[];
+  concurrencyKey: string | null;
+  notBefore: string | null;
+  externalId: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -81,4 +86,8 @@ export interface Caller {
   workerId: string | null;
   /** Name recorded as the actor of events this caller causes. */
   actor: string;
+  /** Rule 12 (projects scope tokens): the projects this token may see; empty = every project. */
+  projects: string[];
+  /** Rule 13: an agent token's capabilities (what its claims may take by default); empty otherwise. */
+  capabilities: string[];
 }

@@ -49,6 +49,11 @@ export interface WorkItemRow {
   dependsOn: string[] | null;
   openChildCount: number;
   previousWorkerId: string | null;
+  projectId: string;
+  requires: string[] | null;
+  concurrencyKey: string | null;
+  notBefore: Date | string | null;
+  externalId: string | null;
   createdAt: Date;
   updatedAt: Date;
   lease: LeaseRow | null;
@@ -63,6 +68,8 @@ export const WORK_ITEM_COLUMNS = Prisma.sql`w.id, w.title, w.description, w.pare
     ${STAGE_SQL} AS stage, w.priority,
     ARRAY(SELECT d.depends_on_id FROM dependencies d WHERE d.work_item_id = w.id ORDER BY d.depends_on_id) AS "dependsOn",
     w.open_child_count AS "openChildCount", w.previous_worker_id AS "previousWorkerId",
+    w.project_id AS "projectId", w.requires, w.concurrency_key AS "concurrencyKey", w.not_before AS "notBefore",
+    w.external_id AS "externalId",
     w.created_at AS "createdAt", w.updated_at AS "updatedAt",
     (SELECT json_build_object('id', l.id, 'workItemId', l.work_item_id, 'workerId', l.worker_id, 'epoch', l.epoch,
         'acquiredAt', l.acquired_at, 'expiresAt', l.expires_at, 'renewedAt', l.renewed_at, 'endedAt', l.ended_at, 'outcome', l.outcome)
@@ -81,6 +88,11 @@ export function toWorkItem(row: WorkItemRow): WorkItem {
     openChildCount: Number(row.openChildCount),
     currentLease: row.lease ? toLease(row.lease) : null,
     previousWorkerId: row.previousWorkerId,
+    projectId: row.projectId,
+    requires: row.requires ?? [],
+    concurrencyKey: row.concurrencyKey,
+    notBefore: iso(row.notBefore),
+    externalId: row.externalId,
     createdAt: isoRequired(row.createdAt),
     updatedAt: isoRequired(row.updatedAt),
   };

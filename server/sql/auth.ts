@@ -9,6 +9,8 @@ export interface TokenIdentity {
   role: Role;
   workerId: string | null;
   label: string | null;
+  projects: string[];
+  capabilities: string[];
 }
 
 export interface TokenRow extends TokenIdentity {
@@ -24,12 +26,12 @@ export interface TokenRow extends TokenIdentity {
 export async function findLiveTokenNotingUse(db: Db | Tx, tokenHash: string): Promise<TokenIdentity | undefined> {
   const [row] = await db.$queryRaw<TokenIdentity[]>`
     WITH t AS (
-      SELECT id, role, worker_id, label, last_used_at FROM api_tokens WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
+      SELECT id, role, worker_id, label, projects, capabilities, last_used_at FROM api_tokens WHERE token_hash = ${tokenHash} AND revoked_at IS NULL
     ), used AS (
       UPDATE api_tokens a SET last_used_at = statement_timestamp() FROM t
        WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < statement_timestamp() - interval '1 minute')
     )
-    SELECT id::text, role, worker_id AS "workerId", label FROM t`;
+    SELECT id::text, role, worker_id AS "workerId", label, projects, capabilities FROM t`;
   return row;
 }
 
@@ -92,7 +94,7 @@ export async function insertSession(db: Db, idHash: string, tokenId: string, sec
 /** The token of a live session: not expired (database clock) and the token not revoked. */
 export async function findSessionToken(db: Db, idHash: string): Promise<TokenIdentity | undefined> {
   const [row] = await db.$queryRaw<TokenIdentity[]>`
-    SELECT t.id::text, t.role, t.worker_id AS "workerId", t.label
+    SELECT t.id::text, t.role, t.worker_id AS "workerId", t.label, t.projects, t.capabilities
       FROM dashboard_sessions s JOIN api_tokens t ON t.id = s.token_id
      WHERE s.id_hash = ${idHash} AND s.expires_at > statement_timestamp() AND t.revoked_at IS NULL`;
   return row;

@@ -31,32 +31,34 @@ describe("one readiness source", () => {
     const { rows } = await sql.query<{ stage: string; waiting_on: string[] }>(`
       WITH w AS (
         SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
-               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at
+               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at,
+               CASE WHEN g THEN statement_timestamp() + interval '1 minute' END AS not_before
           FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
-               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l
+               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l, unnest(ARRAY[true, false]) g
       )
       SELECT (${stage}) AS stage, (${waitingOn}) AS waiting_on FROM w`);
-    expect(rows).toHaveLength(3 * 2 ** 5);
+    expect(rows).toHaveLength(3 * 2 ** 6);
     for (const row of rows) {
       if (row.stage === "ready" || isTerminalStage(row.stage)) expect(row.waiting_on).toEqual([]);
       else expect(row.waiting_on[0]).toBe(row.stage);
     }
-    expect(new Set(rows.flatMap((row) => row.waiting_on))).toEqual(new Set(["needs_attention", "leased", "waiting_on_children", "blocked"]));
-    expect(rows.some((row) => row.waiting_on.length === 4)).toBe(true);
+    expect(new Set(rows.flatMap((row) => row.waiting_on))).toEqual(new Set(["needs_attention", "leased", "waiting_on_children", "blocked", "scheduled"]));
+    expect(rows.some((row) => row.waiting_on.length === 5)).toBe(true);
   });
 
-  it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease", async ({ sql }) => {
+  it("STAGE_SQL says 'ready' exactly for structurally ready items without a live lease whose time gate is open", async ({ sql }) => {
     const stage = STAGE_SQL.strings.join("?");
     expect(STAGE_SQL.values).toEqual([]);
     const { rows } = await sql.query<{ mismatches: number }>(`
       WITH w AS (
         SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
-               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at
+               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at,
+               CASE WHEN g THEN statement_timestamp() + interval '1 minute' END AS not_before
           FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
-               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l
+               generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l, unnest(ARRAY[true, false]) g
       )
       SELECT count(*)::int AS mismatches FROM w
-       WHERE ((${stage}) = 'ready') IS DISTINCT FROM ((${STRUCTURALLY_READY_SQL}) AND lease_expires_at IS NULL)`);
+       WHERE ((${stage}) = 'ready') IS DISTINCT FROM ((${STRUCTURALLY_READY_SQL}) AND lease_expires_at IS NULL AND not_before IS NULL)`);
     expect(rows[0]!.mismatches).toBe(0);
   });
 });

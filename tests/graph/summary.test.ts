@@ -25,7 +25,7 @@ describe("dashboard.summary", () => {
 
     const summary = await operator.dashboard.summary();
     // ready: ready-1, ready-2, blocker, child, and expiring (its lease ran out)
-    expect(summary.stages).toEqual({ ready: 5, blocked: 1, waiting_on_children: 1, leased: 1, needs_attention: 1, released: 1, cancelled: 1 });
+    expect(summary.stages).toEqual({ ready: 5, blocked: 1, waiting_on_children: 1, leased: 1, needs_attention: 1, released: 1, cancelled: 1, scheduled: 0 });
     expect(summary.activeLeases).toBe(1);
   });
 });

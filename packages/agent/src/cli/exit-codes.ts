@@ -13,7 +13,7 @@ export const EXIT = {
   NOT_FOUND: 4,
   /** LEASE_NOT_CURRENT (or no live lease known for the item): fenced — stop working on the item. */
   FENCED: 5,
-  /** NOT_CLAIMABLE, or `claim` found nothing ready. */
+  /** NOT_CLAIMABLE or LIMIT_REACHED, or `claim` found nothing ready. */
   NOT_CLAIMABLE: 6,
   /** Any other conflict: ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED, IDEMPOTENCY_KEY_REUSED. */
   CONFLICT: 7,
@@ -37,6 +37,7 @@ export function exitCodeFor(reason: ErrorReason): number {
     case "LEASE_NOT_CURRENT":
       return EXIT.FENCED;
     case "NOT_CLAIMABLE":
+    case "LIMIT_REACHED":
       return EXIT.NOT_CLAIMABLE;
     case "ALREADY_TERMINAL":
     case "ITEM_LEASED":
