@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ATTENTION_KINDS, STAGES } from "../domain/contract";
+import { ATTENTION_KINDS, CAPABILITY_PATTERN, PROJECT_ID_PATTERN, STAGES } from "../domain/contract";
 import { WORK_ITEM_ID } from "../domain/ids";
 
 // PostgreSQL text cannot hold NUL, and an unpaired UTF-16 surrogate is not Unicode text.
@@ -33,6 +33,19 @@ export const stage = z.enum(STAGES);
 export const attentionKind = z.enum(ATTENTION_KINDS);
 export const limit = (max: number, fallback: number) => z.number().int().min(1).max(max).default(fallback);
 export const text = nonBlank;
+
+/** A project id (docs/api.md "Queue policy"). */
+export const projectId = safeString().regex(PROJECT_ID_PATTERN, "projectId must match [a-z0-9][a-z0-9-]{0,49}");
+/** A capability, a `requires` entry or a concurrency key: the one format of docs/api.md "Queue policy". */
+export const capability = safeString().regex(CAPABILITY_PATTERN, "must match [a-z0-9][a-z0-9:._/-]{0,63}");
+export const concurrencyKey = capability;
+/** A set of capabilities: returned sorted and unique (`requires` is stored that way). */
+export const capabilities = z.array(capability).max(16).transform((values) => [...new Set(values)].sort());
+/** An absolute time with its offset (ISO-8601), e.g. a `notBefore`. */
+export const isoTime = safeString().pipe(z.iso.datetime({ offset: true }));
+/** How far ahead a time gate may be set from database now: up to a year. */
+export const delaySeconds = z.number().int().min(0).max(31_536_000);
+export const externalId = safeString().min(1).max(200);
 
 export const leaseRef = { leaseId: uuid, epoch, workerId: workerId.optional() };
 

@@ -1,0 +1,28 @@
+import { Prisma } from "../generated/prisma/client";
+import type { Caller } from "./types";
+
+/*
+ * Rule 12 (projects scope tokens): a token with `projects` sees and touches only items of those
+ * projects. Every read and write that names or lists items filters with these fragments, so a
+ * scoped caller cannot even learn that an item of another project exists (NOT_FOUND, empty pages,
+ * zero counts).
+ */
+
+/** SQL that is true when the caller may see a row whose project id is `column` (default `w.project_id`). */
+export function inCallerScope(caller: Pick<Caller, "projects">, column: Prisma.Sql = Prisma.raw("w.project_id")): Prisma.Sql {
+  return caller.projects.length === 0 ? Prisma.sql`true` : Prisma.sql`${column} = ANY(${caller.projects}::text[])`;
+}
+
+/** Whether the caller may see a project: unscoped callers see every one. */
+export function maySeeProject(caller: Pick<Caller, "projects">, projectId: string): boolean {
+  return caller.projects.length === 0 || caller.projects.includes(projectId);
+}
+
+/**
+ * The caller's scope narrowed by an optional `projectId` filter, as SQL over `column`: a filter
+ * outside the scope matches nothing (it reveals nothing either).
+ */
+export function inProjects(caller: Pick<Caller, "projects">, projectId: string | undefined, column: Prisma.Sql = Prisma.raw("w.project_id")): Prisma.Sql {
+  if (projectId === undefined) return inCallerScope(caller, column);
+  return maySeeProject(caller, projectId) ? Prisma.sql`${column} = ${projectId}` : Prisma.sql`false`;
+}
