@@ -1,6 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import { CLEAR_CONTINUITY, OPEN_GATE } from "./readiness";
 import { inProjects } from "./scope";
+import { WorkGraphError } from "../errors";
 import type { Caller } from "./types";
 
 /*
@@ -68,4 +69,19 @@ export function missingCapabilities(requires: string[], capabilities: string[] |
 export function HAND_BACK_ITEM_CHANGES(retryAfterSeconds: number | undefined): Prisma.Sql {
   if (retryAfterSeconds === undefined) return CLEAR_CONTINUITY;
   return Prisma.sql`${CLEAR_CONTINUITY}, not_before = clock_timestamp() + make_interval(secs => ${retryAfterSeconds})`;
+}
+
+/**
+ * Rule 13: the capabilities an agent's claim or queue routes by: a subset of its token's
+ * (FORBIDDEN otherwise), by default the token's. Other roles: what they asked for (undefined:
+ * the caller decides the default).
+ */
+export function agentCapabilities(caller: Pick<Caller, "role" | "capabilities">, requested: string[] | undefined): string[] | undefined {
+  if (caller.role !== "agent") return requested;
+  if (requested === undefined) return caller.capabilities;
+  const beyond = requested.filter((capability) => !caller.capabilities.includes(capability));
+  if (beyond.length > 0) {
+    throw new WorkGraphError("FORBIDDEN", `this token does not have the capabilities ${beyond.join(", ")}`, { capabilities: beyond });
+  }
+  return requested;
 }

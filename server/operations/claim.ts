@@ -7,7 +7,7 @@ import { toAttentionRequest, toLease, toWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { countClaim, timeClaim } from "../metrics";
 import { announceLocally } from "../realtime/wakeups";
-import { missingCapabilities, type Routing } from "../domain/routing";
+import { agentCapabilities, missingCapabilities, type Routing } from "../domain/routing";
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
 } from "../sql/claims";
@@ -65,14 +65,8 @@ async function endExpiryThenLease(tx: Tx, itemId: string, workerId: string, dura
  * (default: the token's); an admin acting for a worker may pass any (default: the union over
  * that worker's unrevoked agent tokens).
  */
-export async function claimCapabilities(db: Db, caller: Caller, workerId: string, requested: string[] | undefined): Promise<string[]> {
-  if (caller.role !== "agent") return requested ?? (await workerCapabilities(db, workerId));
-  if (requested === undefined) return caller.capabilities;
-  const beyond = requested.filter((capability) => !caller.capabilities.includes(capability));
-  if (beyond.length > 0) {
-    throw new WorkGraphError("FORBIDDEN", `this token does not have the capabilities ${beyond.join(", ")}`, { capabilities: beyond });
-  }
-  return requested;
+async function claimCapabilities(db: Db, caller: Caller, workerId: string, requested: string[] | undefined): Promise<string[]> {
+  return agentCapabilities(caller, requested) ?? (await workerCapabilities(db, workerId));
 }
 
 /**

@@ -2,11 +2,13 @@ import { Prisma } from "../generated/prisma/client";
 import { continuitySeconds } from "../config";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
+import type { WorkItem } from "../domain/types";
 import { workerDrainSql, type WorkerDrain } from "../domain/draining";
 import { NEXT_EPOCH } from "../domain/fencing";
 import { inProjects } from "../domain/scope";
 import { CLAIMABLE, claimTiers, QUEUE_ORDER, SOME_LEASE_EXPIRED, STAGE_SQL, UNLEASED_READY_SQL } from "../domain/readiness";
 import { CAPABLE, KEY_LIMITED, LIVE_LEASES_ON, ROUTED, type Routing } from "../domain/routing";
+import { selectWorkItems } from "./work-items";
 import { ATTENTION_COLUMNS, LEASE_COLUMNS, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow, type toAttentionRequest } from "../domain/views";
 
 /*
@@ -193,3 +195,10 @@ export async function msUntilSoonestTimeGate(db: Db, routings: Routing[]): Promi
       FROM work_items w WHERE w.not_before > statement_timestamp() AND w.status = 'open' AND (${takers})`;
   return row?.ms ?? null;
 }
+
+/**
+ * Up to `limit` items of one continuity tier that a next claim routed by `routing` could take,
+ * in queue order (workItems.queue): the claim's own filters (rules 10, 12–15).
+ */
+export const selectRoutedQueueTier = (db: Db, tier: Prisma.Sql, routing: Routing, limit: number): Promise<WorkItem[]> =>
+  selectWorkItems(db, Prisma.sql`${CLAIMABLE} AND ${ROUTED(routing)} ${tier}`, QUEUE_ORDER, limit);
