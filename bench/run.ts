@@ -336,7 +336,7 @@ async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<s
   const reads: Record<string, () => Promise<unknown>> = {
     "workItems.list (page 1)": () => listWorkItems(db, { limit: 50 }),
     "workItems.list (stage=blocked)": () => listWorkItems(db, { stage: "blocked", limit: 50 }),
-    "workItems.queue": () => queue(db, null, 20),
+    "workItems.queue": () => queue(db, { role: "operator", workerId: null, projects: [], capabilities: [] }, { workerId: null, limit: 20 }),
     "leases.active": () => activeLeases(db, { limit: 200 }),
     "dashboard.inbox (open)": () => attentionInbox(db, { status: "open", limit: 100 }),
     "dashboard.inbox (resolved)": () => attentionInbox(db, { status: "resolved", limit: 100 }),

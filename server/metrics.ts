@@ -4,6 +4,7 @@ import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
 import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
 import { summary, type Summary } from "./queries/dashboard";
+import { listLimits } from "./queries/limits";
 import { oldestOpenAttentionSeconds } from "./sql/attention";
 
 /**
@@ -73,6 +74,12 @@ function createMetrics() {
       registers,
     }),
     leasesActive: new client.Gauge({ name: "work_graph_leases_active", help: "Live leases.", registers }),
+    limitLiveLeases: new client.Gauge({
+      name: "work_graph_limit_live_leases",
+      help: "Live leases per concurrency key that has a limit (rule 14); keys without a limit have no series.",
+      labelNames: ["key"] as const,
+      registers,
+    }),
     // Waiter gauges (long-polling claims and attention waits) and
     // work_graph_webhook_deliveries_total{status} are registered here when those features land.
   };
@@ -149,12 +156,13 @@ export function countHttpRequest(procedure: string, code: number): void {
 interface GaugeValues {
   summary: Summary;
   oldestOpenAttentionSeconds: number;
+  limits: { key: string; liveLeases: number }[];
 }
 
 /** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
 async function readGauges(db: Db): Promise<GaugeValues> {
-  const [current, oldestSeconds] = await Promise.all([summary(db), oldestOpenAttentionSeconds(db)]);
-  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds };
+  const [current, oldestSeconds, limits] = await Promise.all([summary(db), oldestOpenAttentionSeconds(db), listLimits(db)]);
+  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds, limits };
 }
 
 let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
@@ -166,12 +174,15 @@ async function refreshGauges(db: Db): Promise<void> {
     gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }
-  const { summary: current, oldestOpenAttentionSeconds } = await gaugeRead.pending;
+  const { summary: current, oldestOpenAttentionSeconds, limits } = await gaugeRead.pending;
   const m = metrics();
   for (const [stage, count] of Object.entries(current.stages)) m.items.set({ stage }, count);
   m.attentionOpen.set(current.openAttention);
   m.attentionOldestOpen.set(oldestOpenAttentionSeconds);
   m.leasesActive.set(current.activeLeases);
+  // A deleted limit's series goes away with it.
+  m.limitLiveLeases.reset();
+  for (const { key, liveLeases } of limits) m.limitLiveLeases.set({ key }, liveLeases);
 }
 
 /** The scrape: gauges refreshed (or cached), then every metric in the Prometheus text format. */

@@ -3,11 +3,16 @@ import { isTerminalStage } from "../domain/contract";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import { wakeups } from "../realtime/wakeups";
-import { claim, type ClaimInput, type ClaimResult } from "./claim";
+import { claim, claimRouting, type ClaimInput, type ClaimResult } from "./claim";
 
-/** A named item in a terminal stage will never become claimable: no point waiting for it. */
+/**
+ * A named item in a terminal stage will never become claimable, nor will one whose `requires`
+ * the claim lacks: no point waiting for those. A full key (rule 14) frees up.
+ */
 function mayBecomeClaimable(error: unknown): boolean {
-  return error instanceof WorkGraphError && error.reason === "NOT_CLAIMABLE" && !isTerminalStage(String(error.detail?.stage));
+  if (!(error instanceof WorkGraphError)) return false;
+  if (error.reason === "LIMIT_REACHED") return true;
+  return error.reason === "NOT_CLAIMABLE" && !isTerminalStage(String(error.detail?.stage)) && error.detail?.missing === undefined;
 }
 
 /**
@@ -26,17 +31,20 @@ export async function claimWaiting(
   signal?: AbortSignal,
 ): Promise<ClaimResult | null> {
   if (waitSeconds <= 0) return claim(db, caller, workerId, input);
+  const routing = await claimRouting(db, caller, workerId, input);
   const named = input.workItemId;
-  const group = named !== undefined ? `item:${named}` : input.parentId !== undefined ? `parent:${input.parentId}` : "next";
+  // Next claims with different routings (rules 12, 13) cannot stand for each other.
+  const routed = JSON.stringify(routing);
+  const group = named !== undefined ? `item:${named}` : input.parentId !== undefined ? `parent:${input.parentId}:${routed}` : `next:${routed}`;
   const attempt = async () => {
     try {
-      return await claim(db, caller, workerId, input);
+      return await claim(db, caller, workerId, input, routing);
     } catch (error) {
       if (named !== undefined && mayBecomeClaimable(error)) return null;
       throw error;
     }
   };
-  const result = await wakeups(db).claimWhenReady(group, waitSeconds * 1000, attempt, signal);
-  if (result === null && named !== undefined && !signal?.aborted) return claim(db, caller, workerId, input);
+  const result = await wakeups(db).claimWhenReady(group, waitSeconds * 1000, attempt, signal, routing);
+  if (result === null && named !== undefined && !signal?.aborted) return claim(db, caller, workerId, input, routing);
   return result;
 }

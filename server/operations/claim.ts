@@ -7,7 +7,10 @@ import { toAttentionRequest, toLease, toWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { countClaim, timeClaim } from "../metrics";
 import { announceLocally } from "../realtime/wakeups";
-import { claimNext, leaseLockedItem, lockNamedItemStage, type ClaimRow } from "../sql/claims";
+import { agentCapabilities, missingCapabilities, type Routing } from "../domain/routing";
+import {
+  claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
+} from "../sql/claims";
 import { idempotent } from "../sql/idempotency";
 import { endExpiredLeases } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
@@ -18,7 +21,17 @@ export interface ClaimInput {
   parentId?: string;
   durationSeconds: number;
   idempotencyKey?: string;
+  /** Rule 12: take only items of this project (within the caller's scope). */
+  projectId?: string;
+  /** Rule 13: the claim's capabilities; absent: the token's (see claimCapabilities). */
+  capabilities?: string[];
 }
+
+/** A named claim made by the server for a lease holder (decompose's claimChildId): no project or capability filter. */
+const UNROUTED: Routing = { projects: [], capabilities: null };
+
+/** Next-claim probes of one claim that may find a limited key full before it gives up (each passes over one more key). */
+const MAX_FULL_KEY_PROBES = 20;
 
 export interface ClaimResult {
   lease: Lease;
@@ -48,55 +61,125 @@ async function endExpiryThenLease(tx: Tx, itemId: string, workerId: string, dura
 }
 
 /**
+ * Rule 13: the capabilities a claim routes by. An agent's must be a subset of its token's
+ * (default: the token's); an admin acting for a worker may pass any (default: the union over
+ * that worker's unrevoked agent tokens).
+ */
+async function claimCapabilities(db: Db, caller: Caller, workerId: string, requested: string[] | undefined): Promise<string[]> {
+  return agentCapabilities(caller, requested) ?? (await workerCapabilities(db, workerId));
+}
+
+/**
  * Next claim as one statement (server/sql/claims.ts claimNext). `pickedId` without `claimed`:
- * the item found still carries an expired, unended lease, which must be ended first.
+ * the item found still carries an expired, unended lease, or its key has a limit; either must
+ * be finished in a transaction.
  */
 async function leaseNextClaimable(
-  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number,
-): Promise<{ pickedId: string | null; claimed: ClaimResult | null }> {
-  const row = await claimNext(db, workerId, parentId, durationSeconds);
+  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[] = [],
+): Promise<{ pickedId: string | null; limitedKey: string | null; claimed: ClaimResult | null }> {
+  const row = await claimNext(db, workerId, parentId, durationSeconds, routing, passOverKeys);
   if (row.drained) throw workerDrained(workerId, row.drained);
-  return { pickedId: row.pickedId, claimed: row.lease ? countClaim(db, toClaimResult(row as ClaimRow)) : null };
+  return { pickedId: row.pickedId, limitedKey: row.limitedKey, claimed: row.lease ? countClaim(db, toClaimResult(row as ClaimRow)) : null };
 }
 
 /**
- * Next claim in a transaction (an idempotency key, or an expired lease to end first). An item
- * sent to a person on the way is no longer claimable, so the next probe skips it.
+ * Next claim in a transaction (an idempotency key, an expired lease to end first, or a limited
+ * key). Each probe picks and locks an item (SKIP LOCKED) after a savepoint; an item with a
+ * limited key is leased only when the key has room (rule 14, server/domain/routing.ts), else
+ * the probe rolls back to the savepoint — releasing the item and the key row, so this
+ * transaction never holds a key row while it locks another item — and the next probe passes
+ * over that key. An item sent to a person on the way is no longer claimable, so the next probe
+ * skips it.
  */
-async function claimNextInTransaction(tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number): Promise<ClaimResult | null> {
-  const { pickedId, claimed } = await leaseNextClaimable(tx, workerId, parentId, durationSeconds);
-  if (!pickedId || claimed) return claimed;
-  return (await endExpiryThenLease(tx, pickedId, workerId, durationSeconds)) ?? claimNextInTransaction(tx, workerId, parentId, durationSeconds);
-}
-
-/**
- * Named claim: wait for the row (no SKIP), re-check readiness under the lock, lease it. Null
- * when recording the item's expired lease sent it to a person (rule 11 (repeated expiry goes to
- * a person)): that is committed, and `claim` refuses afterwards.
- */
-export async function claimNamedItem(tx: Tx, id: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
-  await refuseDrainedWorker(tx, workerId);
-  const stage = await lockNamedItemStage(tx, id);
-  if (stage === null) throw notFound("work item", id);
-  if (stage !== "ready") {
-    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is ${stage}`, { stage, workItemId: id });
+async function claimNextInTransaction(
+  tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing,
+): Promise<ClaimResult | null> {
+  const passOverKeys: string[] = [];
+  for (let probe = 0; probe < MAX_FULL_KEY_PROBES; probe++) {
+    await markClaimProbe(tx);
+    const { pickedId, limitedKey, claimed } = await leaseNextClaimable(tx, workerId, parentId, durationSeconds, routing, passOverKeys);
+    if (!pickedId || claimed) return claimed;
+    if (limitedKey !== null) {
+      const room = await lockKeyAndCountLiveLeases(tx, limitedKey);
+      if (room && room.liveLeases >= room.maxLeases) {
+        await rollBackClaimProbe(tx);
+        passOverKeys.push(limitedKey);
+        continue;
+      }
+    }
+    const leased = await endExpiryThenLease(tx, pickedId, workerId, durationSeconds);
+    if (leased) return leased;
   }
+  return null;
+}
+
+/** Rule 14 for a named claim whose item (locked) has concurrency key `key`: LIMIT_REACHED when the key is full. */
+async function refuseFullKey(tx: Tx, id: string, key: string | null): Promise<void> {
+  const room = key === null ? null : await lockKeyAndCountLiveLeases(tx, key);
+  if (room && room.liveLeases >= room.maxLeases) {
+    throw new WorkGraphError("LIMIT_REACHED", `work item ${id} has concurrency key ${room.key}, which is at its limit of ${room.maxLeases} live leases`, {
+      key: room.key,
+      maxLeases: room.maxLeases,
+      liveLeases: room.liveLeases,
+      workItemId: id,
+    });
+  }
+}
+
+/**
+ * Named claim: wait for the row (no SKIP), re-check readiness, capabilities and the key's limit
+ * under the lock, lease it. Null when recording the item's expired lease sent it to a person
+ * (rule 11 (repeated expiry goes to a person)): that is committed, and `claim` refuses afterwards.
+ */
+export async function claimNamedItem(
+  tx: Tx, id: string, workerId: string, durationSeconds: number, routing: Routing = UNROUTED,
+): Promise<ClaimResult | null> {
+  await refuseDrainedWorker(tx, workerId);
+  const state = await lockNamedItemState(tx, id, routing);
+  if (state === null) throw notFound("work item", id);
+  if (state.stage === "scheduled") {
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is scheduled for ${state.notBefore}`, {
+      stage: "scheduled",
+      notBefore: state.notBefore,
+      workItemId: id,
+    });
+  }
+  if (state.stage !== "ready") {
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is ${state.stage}`, { stage: state.stage, workItemId: id });
+  }
+  const missing = missingCapabilities(state.requires, routing.capabilities);
+  if (missing.length > 0) {
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} requires capabilities this claim lacks: ${missing.join(", ")}`, {
+      stage: "ready",
+      missing,
+      workItemId: id,
+    });
+  }
+  await refuseFullKey(tx, id, state.concurrencyKey);
   return endExpiryThenLease(tx, id, workerId, durationSeconds);
 }
 
-export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput): Promise<ClaimResult | null> {
+/** The routing of `caller`'s claim for `workerId` (rules 12 and 13). */
+export async function claimRouting(db: Db, caller: Caller, workerId: string, input: Pick<ClaimInput, "projectId" | "capabilities">): Promise<Routing> {
+  return { projects: caller.projects, projectId: input.projectId, capabilities: await claimCapabilities(db, caller, workerId, input.capabilities) };
+}
+
+/** `routing`: claimRouting's answer when the caller has it already (a waiting claim resolves it once). */
+export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput, resolved?: Routing): Promise<ClaimResult | null> {
+  const routing = resolved ?? (await claimRouting(db, caller, workerId, input));
   const claimed = await timeClaim(async () => {
     // The common claim — the next item, no idempotency key — as one autocommit statement: one
-    // round trip on every agent's hot path. Only an expired lease to end first takes the transaction.
+    // round trip on every agent's hot path. Only an expired lease to end first or an item with
+    // a limited key (rule 14) takes the transaction.
     if (input.workItemId === undefined && input.idempotencyKey === undefined) {
-      const { pickedId, claimed } = await retryingConflicts(() => leaseNextClaimable(db, workerId, input.parentId, input.durationSeconds));
+      const { pickedId, claimed } = await retryingConflicts(() => leaseNextClaimable(db, workerId, input.parentId, input.durationSeconds, routing));
       if (!pickedId || claimed) return claimed;
     }
     return inTransaction(db, (tx) =>
       idempotent(tx, idempotencyScope(caller, workerId), input.idempotencyKey, "leases.claim", input, () =>
         input.workItemId !== undefined
-          ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds)
-          : claimNextInTransaction(tx, workerId, input.parentId, input.durationSeconds),
+          ? claimNamedItem(tx, input.workItemId, workerId, input.durationSeconds, routing)
+          : claimNextInTransaction(tx, workerId, input.parentId, input.durationSeconds, routing),
         (result) => result !== null,
       ),
     );
@@ -110,4 +193,3 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
   }
   return claimed;
 }
-

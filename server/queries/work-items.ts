@@ -1,7 +1,9 @@
 import type { Db } from "../db";
-import type { Page, Stage, WorkItem } from "../domain/types";
+import type { Caller, Page, Stage, WorkItem } from "../domain/types";
 import { notFound } from "../errors";
-import { queueTiers, selectQueueTier, selectWorkItem, selectWorkItemsPage } from "../sql/work-items";
+import { agentCapabilities, type Routing } from "../domain/routing";
+import { selectRoutedQueueTier, workerCapabilities } from "../sql/claims";
+import { queueTiers, selectWorkItem, selectWorkItemsPage } from "../sql/work-items";
 import { decodeCursor, encodeCursor } from "./cursor";
 
 export async function getWorkItem(db: Db, id: string): Promise<WorkItem> {
@@ -27,15 +29,32 @@ export async function listWorkItems(db: Db, input: ListInput): Promise<Page<Work
   return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(last.id) : null };
 }
 
+async function queueCapabilities(db: Db, caller: Pick<Caller, "role" | "workerId" | "capabilities">, input: QueueInput): Promise<string[] | null> {
+  const requested = agentCapabilities(caller, input.capabilities);
+  if (requested !== undefined || input.workerId === null) return requested ?? null;
+  return workerCapabilities(db, input.workerId);
+}
+
+export interface QueueInput {
+  workerId: string | null;
+  limit: number;
+  projectId?: string;
+  capabilities?: string[];
+}
+
 /**
  * Ready items in the exact order `workerId`'s next claim would take them (continuity
- * included). Without a worker, the order any worker without continuity would see.
+ * included), through the claim's own routing (rules 12–15): the caller's project scope and
+ * `projectId`, the capabilities (an agent's: its token's by default, a subset of them; for
+ * someone else's worker: that worker's agent tokens'; for nobody: no filter), time gates and
+ * full keys. Without a worker, the order any worker without continuity would see.
  */
-export async function queue(db: Db, workerId: string | null, limit: number): Promise<WorkItem[]> {
+export async function queue(db: Db, caller: Pick<Caller, "role" | "workerId" | "projects" | "capabilities">, input: QueueInput): Promise<WorkItem[]> {
+  const routing: Routing = { projects: caller.projects, projectId: input.projectId, capabilities: await queueCapabilities(db, caller, input) };
   const result: WorkItem[] = [];
-  for (const tier of queueTiers(workerId ?? "")) {
-    if (result.length >= limit) break;
-    result.push(...(await selectQueueTier(db, tier, limit - result.length)));
+  for (const tier of queueTiers(input.workerId ?? "")) {
+    if (result.length >= input.limit) break;
+    result.push(...(await selectRoutedQueueTier(db, tier, routing, input.limit - result.length)));
   }
   return result;
 }

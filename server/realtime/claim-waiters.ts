@@ -1,14 +1,18 @@
 import type { Db } from "../db";
+import type { Routing } from "../domain/routing";
+import { msUntilSoonestTimeGate } from "../sql/claims";
 import { msUntilNextLeaseExpiry } from "../sql/leases";
 import { timerDelay, wait, type Waiting } from "./waiting";
 
 /** Claim attempts a dispatch round runs at once (the pool must keep room for other requests). */
 const MAX_PARALLEL_CLAIMS = 8;
-/** Past a lease's expiry before its claim is retried: the claim compares with the database clock, strictly. */
+/** Past a lease's expiry (or a time gate) before claims are retried: the claim compares with the database clock. */
 const EXPIRY_MARGIN_MS = 5;
 
 interface ClaimWaiter {
   group: string;
+  /** What the waiter's claim may take (rules 12, 13), for the time-gate timer. */
+  routing: Routing | undefined;
   attempt: () => Promise<unknown>;
   waiting: Waiting<unknown>;
   busy: boolean;
@@ -22,8 +26,10 @@ interface ClaimWaiter {
  * stays queued, and once one claim of a kind (next claim, under one parent, one named item)
  * found nothing, the rest of that kind are not tried in that round. One item ready and 50
  * waiters: the first gets it, one more claim finds nothing, 49 keep waiting. A waiter returns
- * null only when its time is up. Expiry makes work claimable without any commit, so while
- * claims wait the dispatcher also wakes at the earliest live lease expiry (database clock).
+ * null only when its time is up. Expiry and time gates (rule 15) make work claimable without any
+ * commit, so while claims wait the dispatcher also wakes at the earliest live lease expiry and
+ * at the soonest time gate of an item one of its waiters could take (database clock): one timer
+ * per instance, for its own waiters, so several instances each wake theirs.
  */
 export class ClaimWaiters {
   private readonly waiters = new Set<ClaimWaiter>();
@@ -57,11 +63,13 @@ export class ClaimWaiters {
    * names what the attempt can find: attempts of one group that found nothing in a round
    * stand for the whole group.
    */
-  async claimWhenReady<T>(group: string, waitMs: number, attempt: () => Promise<T | null>, signal?: AbortSignal): Promise<T | null> {
+  async claimWhenReady<T>(
+    group: string, waitMs: number, attempt: () => Promise<T | null>, signal?: AbortSignal, routing?: Routing,
+  ): Promise<T | null> {
     const generation = this.readiedGeneration;
     const first = await attempt();
     if (first !== null || waitMs <= 0 || signal?.aborted || this.closed) return first;
-    const waiter = { group, attempt, busy: false, timeUp: false } as ClaimWaiter;
+    const waiter = { group, routing, attempt, busy: false, timeUp: false } as ClaimWaiter;
     return wait<T | null>({
       waitMs,
       signal,
@@ -142,21 +150,29 @@ export class ClaimWaiters {
     return false;
   }
 
-  /** While claims wait, wake at the earliest live lease expiry (database clock). */
+  /** While claims wait, wake at the earliest live lease expiry or time gate (database clock). */
   private async armExpiryTimer() {
     clearTimeout(this.expiryTimer);
     this.expiryTimer = undefined;
     if (this.waiters.size === 0 || this.closed) return;
-    let untilExpiryMs: number | null;
+    let untilMs: number | null;
     try {
-      untilExpiryMs = await msUntilNextLeaseExpiry(this.db);
+      const [expiry, gate] = await Promise.all([msUntilNextLeaseExpiry(this.db), msUntilSoonestTimeGate(this.db, this.waitingRoutings())]);
+      untilMs = expiry === null ? gate : gate === null ? expiry : Math.min(expiry, gate);
     } catch (error) {
       // The database is unreachable: look again in a second (claims cannot succeed meanwhile anyway).
       this.onError(error);
-      untilExpiryMs = 1_000;
+      untilMs = 1_000;
     }
-    if (untilExpiryMs === null || this.waiters.size === 0 || this.closed) return;
-    this.expiryTimer = setTimeout(() => this.poke(true), timerDelay(Math.max(0, Math.ceil(untilExpiryMs)) + EXPIRY_MARGIN_MS));
+    if (untilMs === null || this.waiters.size === 0 || this.closed) return;
+    this.expiryTimer = setTimeout(() => this.poke(true), timerDelay(Math.max(0, Math.ceil(untilMs)) + EXPIRY_MARGIN_MS));
+  }
+
+  /** The distinct routings of the waiting next claims. */
+  private waitingRoutings(): Routing[] {
+    const distinct = new Map<string, Routing>();
+    for (const { routing } of this.waiters) if (routing) distinct.set(JSON.stringify(routing), routing);
+    return [...distinct.values()];
   }
 
   /** Everything still waiting returns as if its time were up (an attempt in flight first finishes). */

@@ -1,4 +1,5 @@
 import { connectionStringOf, type Db } from "../db";
+import type { Routing } from "../domain/routing";
 import { logger } from "../log";
 import { AttentionWaiters } from "./attention-waiters";
 import { ClaimWaiters } from "./claim-waiters";
@@ -72,9 +73,11 @@ export class Wakeups {
   }
 
   /** ClaimWaiters.claimWhenReady, once LISTEN is in place. */
-  async claimWhenReady<T>(group: string, waitMs: number, attempt: () => Promise<T | null>, signal?: AbortSignal): Promise<T | null> {
+  async claimWhenReady<T>(
+    group: string, waitMs: number, attempt: () => Promise<T | null>, signal?: AbortSignal, routing?: Routing,
+  ): Promise<T | null> {
     await this.ready();
-    return this.claims.claimWhenReady(group, waitMs, attempt, signal);
+    return this.claims.claimWhenReady(group, waitMs, attempt, signal, routing);
   }
 
   /** Resolves when attention request `id` is resolved, the time is up, or `signal` aborts. */

@@ -2,9 +2,13 @@ import { Prisma } from "../generated/prisma/client";
 import { continuitySeconds } from "../config";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
+import type { WorkItem } from "../domain/types";
 import { workerDrainSql, type WorkerDrain } from "../domain/draining";
 import { NEXT_EPOCH } from "../domain/fencing";
+import { inProjects } from "../domain/scope";
 import { CLAIMABLE, claimTiers, QUEUE_ORDER, SOME_LEASE_EXPIRED, STAGE_SQL, UNLEASED_READY_SQL } from "../domain/readiness";
+import { CAPABLE, KEY_LIMITED, LIVE_LEASES_ON, ROUTED, type Routing } from "../domain/routing";
+import { selectWorkItems } from "./work-items";
 import { ATTENTION_COLUMNS, LEASE_COLUMNS, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow, type toAttentionRequest } from "../domain/views";
 
 /*
@@ -24,14 +28,15 @@ export interface ClaimRow {
  * The lease insert shared by every claim path: rule 3 (fencing: the epoch only grows,
  * NEXT_EPOCH), times from the database clock read after the row lock was taken (a claim that
  * waited keeps its full duration), the item marked leased, continuity consumed, `lease.claimed`
- * logged. Expects a CTE `picked(id, last_epoch)` of one locked item without an unended lease;
+ * logged, the item's concurrency key recorded on the lease (rule 14). Expects a CTE
+ * `picked(id, last_epoch, concurrency_key)` of one locked item without an unended lease;
  * CLAIM_RESULT reads the outcome.
  */
 function leasePickedItem(workerId: string, durationSeconds: number): Prisma.Sql {
   return Prisma.sql`now AS (SELECT clock_timestamp() AS t),
     l AS (
-      INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at)
-      SELECT picked.id, ${workerId}, ${NEXT_EPOCH}, now.t, now.t + make_interval(secs => ${durationSeconds})
+      INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at, concurrency_key)
+      SELECT picked.id, ${workerId}, ${NEXT_EPOCH}, now.t, now.t + make_interval(secs => ${durationSeconds}), picked.concurrency_key
         FROM picked, now
       RETURNING *
     ), w AS (
@@ -57,56 +62,143 @@ const CLAIM_RESULT = Prisma.sql`
 
 /**
  * The first claimable item in queue order (rule 10 (queue order), continuity tiers of rule 9
- * first), as SQL for an id: each tier one index-ordered probe, locked with FOR UPDATE SKIP
+ * first) that `routing` may take (server/domain/routing.ts), passing over items whose key is
+ * in `passOverKeys`, as SQL for an id: each tier one index-ordered probe, locked with FOR UPDATE SKIP
  * LOCKED so claimers never wait for each other's rows. The probes walk the unleased items'
  * index (UNLEASED_READY_SQL) unless an expired lease awaits its end; only the branch taken
  * runs, and so only it locks.
  */
-function nextClaimableSql(workerId: string, parentId: string | undefined): Prisma.Sql {
+function nextClaimableSql(workerId: string, parentId: string | undefined, routing: Routing, passOverKeys: string[]): Prisma.Sql {
   const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
+  const passedOver = passOverKeys.length === 0 ? Prisma.empty
+    : Prisma.sql`AND (w.concurrency_key IS NULL OR w.concurrency_key <> ALL(${passOverKeys}::text[]))`;
   const tiers = claimTiers(workerId, continuitySeconds());
   const firstOf = (claimable: Prisma.Sql) => Prisma.sql`COALESCE(${Prisma.join(tiers.map((tier) => Prisma.sql`
-    (SELECT w.id FROM work_items w WHERE ${claimable} ${underParent} ${tier} ORDER BY ${QUEUE_ORDER} LIMIT 1 FOR UPDATE SKIP LOCKED)`))})`;
+    (SELECT w.id FROM work_items w WHERE ${claimable} ${underParent} AND ${ROUTED(routing)} ${passedOver} ${tier} ORDER BY ${QUEUE_ORDER} LIMIT 1 FOR UPDATE SKIP LOCKED)`))})`;
   return Prisma.sql`CASE WHEN ${SOME_LEASE_EXPIRED} THEN ${firstOf(CLAIMABLE)} ELSE ${firstOf(Prisma.raw(UNLEASED_READY_SQL))} END`;
 }
 
+/** What claimNext found: see there. */
+export type NextClaimRow = Partial<ClaimRow> & { pickedId: string | null; limitedKey: string | null; drained: WorkerDrain | null };
+
 /**
- * Next claim as one statement: the drain check, the first claimable item, its lease. The drain
- * check gates the rest of the statement, and claimable_worker_drain's shared advisory lock
- * lasts until the statement commits (or its transaction does). `pickedId` without a lease:
- * the item found still carries an expired, unended lease, which must be ended first (one
- * unended lease per item, even within a statement). `drained`: the worker is drained, nothing
- * was leased.
+ * Next claim as one statement: the drain check, the first claimable item `routing` may take,
+ * its lease. The drain check gates the rest of the statement, and claimable_worker_drain's
+ * shared advisory lock lasts until the statement commits (or its transaction does). `pickedId`
+ * without a lease: the item found still carries an expired, unended lease, which must be ended
+ * first (one unended lease per item, even within a statement), or its concurrency key has a
+ * limit (`limitedKey`), which only a transaction may check (server/domain/routing.ts). Items
+ * without a limited key are leased here, in this one statement. `drained`: the worker is
+ * drained, nothing was leased.
  */
 export async function claimNext(
-  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number,
-): Promise<Partial<ClaimRow> & { pickedId: string | null; drained: WorkerDrain | null }> {
-  const [row] = await db.$queryRaw<(Partial<ClaimRow> & { pickedId: string | null; drained: WorkerDrain | null })[]>`
+  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[] = [],
+): Promise<NextClaimRow> {
+  const [row] = await db.$queryRaw<NextClaimRow[]>`
     WITH drained AS MATERIALIZED (${workerDrainSql(workerId)}),
-    candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id FROM work_items w
-                   WHERE NOT EXISTS (SELECT 1 FROM drained) AND w.id = ${nextClaimableSql(workerId, parentId)}),
-    picked AS (SELECT id, last_epoch FROM candidate WHERE current_lease_id IS NULL),
+    candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id, w.concurrency_key,
+                         CASE WHEN ${KEY_LIMITED} THEN w.concurrency_key END AS limited_key
+                    FROM work_items w
+                   WHERE NOT EXISTS (SELECT 1 FROM drained) AND w.id = ${nextClaimableSql(workerId, parentId, routing, passOverKeys)}),
+    picked AS (SELECT id, last_epoch, concurrency_key FROM candidate WHERE current_lease_id IS NULL AND limited_key IS NULL),
     ${leasePickedItem(workerId, durationSeconds)}
-    SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId", ${CLAIM_RESULT}`;
+    SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId",
+           (SELECT limited_key FROM candidate) AS "limitedKey", ${CLAIM_RESULT}`;
   return row!;
 }
 
 /** Leases item `itemId`, which this transaction has locked and which carries no unended lease. */
 export async function leaseLockedItem(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimRow> {
   const [row] = await tx.$queryRaw<ClaimRow[]>`
-    WITH picked AS (SELECT id, last_epoch FROM work_items WHERE id = ${itemId}),
+    WITH picked AS (SELECT id, last_epoch, concurrency_key FROM work_items WHERE id = ${itemId}),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT ${CLAIM_RESULT}`;
   return row!;
 }
 
+/** What a named claim must know of its item, read under its row lock. */
+export interface NamedItemState {
+  stage: string;
+  requires: string[];
+  concurrencyKey: string | null;
+  notBefore: string | null;
+}
+
 /**
  * A named claim's lock: waits for the item's row (no SKIP) and reads its stage under the
- * lock; null when the item does not exist.
+ * lock; null when the item does not exist or lies outside `routing`'s projects (rule 12: not
+ * revealed).
  */
-export async function lockNamedItemStage(tx: Tx, id: string): Promise<string | null> {
-  const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id} FOR UPDATE`;
+export async function lockNamedItemState(tx: Tx, id: string, routing: Routing): Promise<NamedItemState | null> {
+  const [row] = await tx.$queryRaw<{ id: string }[]>`
+    SELECT w.id FROM work_items w WHERE w.id = ${id} AND ${inProjects(routing, routing.projectId)} FOR UPDATE`;
   if (!row) return null;
-  const [state] = await tx.$queryRaw<{ stage: string }[]>`SELECT ${STAGE_SQL} AS stage FROM work_items w WHERE w.id = ${id}`;
-  return state!.stage;
+  const [state] = await tx.$queryRaw<NamedItemState[]>`
+    SELECT ${STAGE_SQL} AS stage, w.requires, w.concurrency_key AS "concurrencyKey", w.not_before AS "notBefore"
+      FROM work_items w WHERE w.id = ${id}`;
+  return state!;
 }
+
+/** A concurrency key's limit and live leases, as rule 14 decides a claim by them. */
+export interface KeyRoom {
+  key: string;
+  maxLeases: number;
+  liveLeases: number;
+}
+
+/**
+ * Rule 14, steps (b) and (c) of server/domain/routing.ts: locks key `key`'s limit row (the
+ * caller already holds the item's row lock), then counts its live leases in a statement of its
+ * own, whose snapshot is taken after the lock was granted and so includes every lease a
+ * claimer that held the lock before us committed. Null when the key has no limit.
+ */
+export async function lockKeyAndCountLiveLeases(tx: Tx, key: string): Promise<KeyRoom | null> {
+  const [limit] = await tx.$queryRaw<{ maxLeases: number }[]>`SELECT max_leases AS "maxLeases" FROM limits WHERE key = ${key} FOR UPDATE`;
+  if (!limit) return null;
+  const [count] = await tx.$queryRaw<{ liveLeases: number }[]>`SELECT ${LIVE_LEASES_ON(Prisma.sql`${key}::text`)} AS "liveLeases"`;
+  return { key, maxLeases: limit.maxLeases, liveLeases: count!.liveLeases };
+}
+
+/** Marks a point a next claim may roll back to, releasing the row locks taken after it (a full key's item and key row). */
+export async function markClaimProbe(tx: Tx): Promise<void> {
+  await tx.$executeRaw`SAVEPOINT claim_probe`;
+}
+
+export async function rollBackClaimProbe(tx: Tx): Promise<void> {
+  await tx.$executeRaw`ROLLBACK TO SAVEPOINT claim_probe`;
+}
+
+/** Rule 13's default for an admin claiming for a worker: the union of that worker's unrevoked agent tokens' capabilities. */
+export async function workerCapabilities(db: Db, workerId: string): Promise<string[]> {
+  const [row] = await db.$queryRaw<{ capabilities: string[] }[]>`
+    SELECT coalesce(array_agg(DISTINCT c ORDER BY c), '{}') AS capabilities
+      FROM api_tokens t CROSS JOIN LATERAL unnest(t.capabilities) c
+     WHERE t.role = 'agent' AND t.worker_id = ${workerId} AND t.revoked_at IS NULL`;
+  return row?.capabilities ?? [];
+}
+
+/** Waiting claims' routings looked at one by one for rule 15's timer; beyond that, any gated item counts. */
+const MAX_GATE_ROUTINGS = 32;
+
+/**
+ * Rule 15's wake-up: milliseconds (database clock) until the soonest time gate of an open item
+ * one of `routings` could take opens (its project scope and capabilities), through
+ * work_items_not_before_idx; null when no such gate lies ahead.
+ */
+export async function msUntilSoonestTimeGate(db: Db, routings: Routing[]): Promise<number | null> {
+  if (routings.length === 0) return null;
+  const takers = routings.length > MAX_GATE_ROUTINGS
+    ? Prisma.sql`true`
+    : Prisma.join(routings.map((routing) => Prisma.sql`(${inProjects(routing, routing.projectId)} AND ${CAPABLE(routing.capabilities)})`), " OR ");
+  const [row] = await db.$queryRaw<{ ms: number | null }[]>`
+    SELECT (extract(epoch FROM min(w.not_before) - clock_timestamp()) * 1000)::float8 AS ms
+      FROM work_items w WHERE w.not_before > statement_timestamp() AND w.status = 'open' AND (${takers})`;
+  return row?.ms ?? null;
+}
+
+/**
+ * Up to `limit` items of one continuity tier that a next claim routed by `routing` could take,
+ * in queue order (workItems.queue): the claim's own filters (rules 10, 12–15).
+ */
+export const selectRoutedQueueTier = (db: Db, tier: Prisma.Sql, routing: Routing, limit: number): Promise<WorkItem[]> =>
+  selectWorkItems(db, Prisma.sql`${CLAIMABLE} AND ${ROUTED(routing)} ${tier}`, QUEUE_ORDER, limit);

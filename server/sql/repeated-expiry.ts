@@ -5,7 +5,8 @@ import { WORK_GRAPH_ACTOR } from "../domain/expiry";
 /**
  * Rule 11 (repeated expiry goes to a person): for each given item (locked by the caller, which
  * has just recorded an expiry on it), when its last WORK_GRAPH_MAX_EXPIRIES leases all ended
- * `expired` after its latest attention request, open a blocking `help` request from
+ * `expired` after its latest attention request, leaving out `returned` leases (rule 16: a hand
+ * back neither counts toward nor resets the count), open a blocking `help` request from
  * `work-graph` on the last of them, in the caller's transaction. Called wherever an expiry is
  * recorded for an open item (reclaim and sweep); both hold the item's row lock and an expiry is
  * recorded once, so the request is opened once. The new request itself restarts the count.
@@ -21,7 +22,8 @@ export async function sendRepeatedExpiriesToPerson(tx: Tx, itemIds: string[]): P
         CROSS JOIN LATERAL (
           SELECT array_agg(l.id ORDER BY l.epoch) AS lease_ids, array_agg(l.worker_id ORDER BY l.epoch) AS workers, count(*) AS n
             FROM (SELECT id, epoch, worker_id, outcome, ended_at FROM leases
-                   WHERE work_item_id = w.id ORDER BY epoch DESC LIMIT ${max}::int) l
+                   WHERE work_item_id = w.id AND outcome IS DISTINCT FROM 'returned'
+                   ORDER BY epoch DESC LIMIT ${max}::int) l
            WHERE l.outcome = 'expired'
              AND l.ended_at > COALESCE((SELECT max(a.created_at) FROM attention_requests a WHERE a.work_item_id = w.id), '-infinity')
         ) last

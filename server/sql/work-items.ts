@@ -2,7 +2,7 @@ import { Prisma } from "../generated/prisma/client";
 import { continuitySeconds } from "../config";
 import type { Tx } from "../database/transaction";
 import { generateWorkItemId } from "../domain/ids";
-import { CLAIMABLE, claimTiers, QUEUE_ORDER, STAGE_SQL } from "../domain/readiness";
+import { claimTiers, QUEUE_ORDER, STAGE_SQL } from "../domain/readiness";
 import type { Stage, WorkItem } from "../domain/types";
 import { toWorkItem, WORK_ITEM_COLUMNS, type WorkItemRow } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
@@ -179,10 +179,6 @@ export async function selectWorkItemsPage(
 
 /** The continuity tiers (rule 9 (continuity)) of `workerId`'s next claim, in the order it takes them. */
 export const queueTiers = (workerId: string): Prisma.Sql[] => claimTiers(workerId, continuitySeconds());
-
-/** Up to `limit` claimable items of one continuity tier, in queue order (rule 10 (queue order)). */
-export const selectQueueTier = (db: Tx, tier: Prisma.Sql, limit: number): Promise<WorkItem[]> =>
-  selectWorkItems(db, Prisma.sql`${CLAIMABLE} ${tier}`, QUEUE_ORDER, limit);
 
 export async function workItemExists(db: Tx, id: string): Promise<boolean> {
   const [exists] = await db.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ${id}`;

@@ -4,6 +4,7 @@ import { dashboardRouter } from "./routers/dashboard";
 import { eventsRouter } from "./routers/events";
 import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
+import { limitsRouter } from "./routers/limits";
 import { notesRouter } from "./routers/notes";
 import { tokensRouter } from "./routers/tokens";
 import { webhooksRouter } from "./routers/webhooks";
@@ -21,6 +22,7 @@ export const appRouter = router({
   tokens: tokensRouter,
   workers: workersRouter,
   webhooks: webhooksRouter,
+  limits: limitsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { claimWaiting } from "../../operations/claim-wait";
 import { decompose } from "../../operations/decompose";
 import { cancel, release } from "../../operations/finish";
+import { handBack } from "../../operations/hand-back";
 import { addNote } from "../../operations/note";
 import { renew } from "../../operations/renew";
 import { revokeLease } from "../../operations/revoke";
 import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
 import { claimingWorker, assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, text, uuid, waitSeconds, workerId, workItemRef, withKey, safeString } from "../schemas";
+import { capabilities, childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, projectId, text, uuid, waitSeconds, workerId, workItemRef, withKey, safeString } from "../schemas";
 
 const agent = rolesProcedure("agent");
 
@@ -22,6 +23,8 @@ export const leasesRouter = router({
       workerId: workerId.optional(),
       idempotencyKey: idempotencyKey.optional(),
       key: idempotencyKey.optional(),
+      projectId: projectId.optional(),
+      capabilities: capabilities.optional(),
     }).default({ durationSeconds: 900, waitSeconds: 0 }))
     .mutation(({ ctx, input, signal }) => {
       const { workerId: requested, waitSeconds: wait, ...rest } = withKey(input);
@@ -47,6 +50,13 @@ export const leasesRouter = router({
     .mutation(({ ctx, input }) => {
       assertActsForSelf(ctx.caller, input.workerId);
       return cancel(ctx.db, ctx.caller, input);
+    }),
+
+  handBack: agent
+    .input(z.object({ ...leaseRef, reason: text("reason", 10_000), retryAfterSeconds: z.number().int().min(0).max(86_400).optional() }))
+    .mutation(({ ctx, input }) => {
+      assertActsForSelf(ctx.caller, input.workerId);
+      return handBack(ctx.db, ctx.caller, input);
     }),
 
   note: agent

@@ -6,7 +6,7 @@ import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
+import { capabilities, projectId, withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
 
 export const workItemsRouter = router({
   create: rolesProcedure("operator", "agent")
@@ -35,8 +35,8 @@ export const workItemsRouter = router({
     .query(({ ctx, input }) => listWorkItems(ctx.db, input)),
 
   queue: authedProcedure
-    .input(z.object({ limit: limit(200, 50), workerId: workerId.optional() }).default({ limit: 50 }))
-    .query(({ ctx, input }) => queue(ctx.db, input.workerId ?? ctx.caller.workerId, input.limit)),
+    .input(z.object({ limit: limit(200, 50), workerId: workerId.optional(), projectId: projectId.optional(), capabilities: capabilities.optional() }).default({ limit: 50 }))
+    .query(({ ctx, input }) => queue(ctx.db, ctx.caller, { ...input, workerId: input.workerId ?? ctx.caller.workerId })),
 
   addDependency: rolesProcedure("operator", "agent")
     .input(z.object({ workItemId: workItemRef, dependsOnId: workItemRef, idempotencyKey: idempotencyKey.optional(), key: idempotencyKey.optional() }))

@@ -1,0 +1,14 @@
+import type { Db } from "../db";
+import { notFound } from "../errors";
+import { deleteLimit, upsertLimit, type LimitRow } from "../sql/limits";
+
+/** limits.set (rule 14): at most `maxLeases` live leases on items with concurrency key `key`; 0 pauses the key. */
+export function setLimit(db: Db, input: { key: string; maxLeases: number }): Promise<LimitRow> {
+  return upsertLimit(db, input.key, input.maxLeases);
+}
+
+/** limits.delete: the key is unlimited again. */
+export async function removeLimit(db: Db, input: { key: string }): Promise<{ key: string }> {
+  if (!(await deleteLimit(db, input.key))) throw notFound("limit", input.key);
+  return { key: input.key };
+}
