@@ -5,6 +5,7 @@ import { eventsRouter } from "./routers/events";
 import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { notesRouter } from "./routers/notes";
+import { projectsRouter } from "./routers/projects";
 import { tokensRouter } from "./routers/tokens";
 import { webhooksRouter } from "./routers/webhooks";
 import { workItemsRouter } from "./routers/work-items";
@@ -21,6 +22,7 @@ export const appRouter = router({
   tokens: tokensRouter,
   workers: workersRouter,
   webhooks: webhooksRouter,
+  projects: projectsRouter,
 });
 
 export type AppRouter = typeof appRouter;
