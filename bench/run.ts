@@ -329,13 +329,16 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
   }
 }
 
+/** An unscoped caller (rule 12): every read sees every project. */
+const EVERY_PROJECT = { projects: [] as string[] };
+
 /** Every read the dashboard's pages make (as their components call them), p50 over the samples. */
 async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<string, number>> {
   const [busiest] = await db.$queryRaw<{ id: string }[]>`SELECT work_item_id AS id FROM events GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
   const itemId = busiest?.id ?? "ready-1";
   const reads: Record<string, () => Promise<unknown>> = {
-    "workItems.list (page 1)": () => listWorkItems(db, { limit: 50 }),
-    "workItems.list (stage=blocked)": () => listWorkItems(db, { stage: "blocked", limit: 50 }),
+    "workItems.list (page 1)": () => listWorkItems(db, EVERY_PROJECT, { limit: 50 }),
+    "workItems.list (stage=blocked)": () => listWorkItems(db, EVERY_PROJECT, { stage: "blocked", limit: 50 }),
     "workItems.queue": () => queue(db, null, 20),
     "leases.active": () => activeLeases(db, { limit: 200 }),
     "dashboard.inbox (open)": () => attentionInbox(db, { status: "open", limit: 100 }),

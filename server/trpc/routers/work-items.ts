@@ -6,6 +6,7 @@ import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
+import { capabilities, concurrencyKey, delaySeconds, externalId, isoTime, projectId } from "../schemas";
 import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
 
 export const workItemsRouter = router({
@@ -19,10 +20,16 @@ export const workItemsRouter = router({
       priority: priority.optional(),
       idempotencyKey: idempotencyKey.optional(),
       key: idempotencyKey.optional(),
+      projectId: projectId.optional(),
+      requires: capabilities.optional(),
+      concurrencyKey: concurrencyKey.optional(),
+      notBefore: isoTime.optional(),
+      delaySeconds: delaySeconds.optional(),
+      externalId: externalId.optional(),
     }))
     .mutation(({ ctx, input }) => createWorkItem(ctx.db, ctx.caller, withKey(input))),
 
-  get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, input.id)),
+  get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, ctx.caller, input.id)),
 
   list: authedProcedure
     .input(z.object({
@@ -31,8 +38,10 @@ export const workItemsRouter = router({
       search: safeString().max(200).optional(),
       limit: limit(200, 50),
       cursor: safeString().max(400).optional(),
+      projectId: projectId.optional(),
+      externalId: externalId.optional(),
     }).default({ limit: 50 }))
-    .query(({ ctx, input }) => listWorkItems(ctx.db, input)),
+    .query(({ ctx, input }) => listWorkItems(ctx.db, ctx.caller, input)),
 
   queue: authedProcedure
     .input(z.object({ limit: limit(200, 50), workerId: workerId.optional() }).default({ limit: 50 }))
