@@ -153,7 +153,7 @@ interface GaugeValues {
 
 /** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
 async function readGauges(db: Db): Promise<GaugeValues> {
-  const [current, oldestSeconds] = await Promise.all([summary(db), oldestOpenAttentionSeconds(db)]);
+  const [current, oldestSeconds] = await Promise.all([summary(db, { projects: [] }), oldestOpenAttentionSeconds(db)]);
   return { summary: current, oldestOpenAttentionSeconds: oldestSeconds };
 }
 

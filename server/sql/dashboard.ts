@@ -1,28 +1,47 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { WaitingStage } from "../domain/contract";
-import { STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import { QUEUE_ORDER, STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import { AN_AGENT_CAN_TAKE, CAPABILITIES_NO_AGENT_HAS } from "../domain/unroutable";
 import type { Stage } from "../domain/types";
-import { ATTENTION_COLUMNS, type toAttentionRequest } from "../domain/views";
+import { ATTENTION_COLUMNS, WORK_ITEM_COLUMNS, type toAttentionRequest, type WorkItemRow } from "../domain/views";
 
 /* The dashboard's reads beyond API.md's procedures (server/queries/dashboard*.ts). */
 
-/** Items per stage, one pass over the items (STAGE_SQL gives a released or cancelled item its status). */
-export async function countItemsByStage(db: Db): Promise<{ stage: Stage; n: number }[]> {
+/** Items per stage of the projects `inProjects` (a fragment over `w`) admits, one pass over them (STAGE_SQL gives a released or cancelled item its status). */
+export async function countItemsByStage(db: Db, inProjects: Prisma.Sql): Promise<{ stage: Stage; n: number }[]> {
   return db.$queryRaw<{ stage: Stage; n: number }[]>`
-    SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w GROUP BY 1`;
+    SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w WHERE ${inProjects} GROUP BY 1`;
 }
 
-/** Live leases, those expiring within 60 s, open attention requests, and the database clock. */
-export async function countLeasesAndAttention(db: Db): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
+/** Live leases, those expiring within 60 s, open attention requests, and the database clock, over the items `inProjects` admits. */
+export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
   const [totals] = await db.$queryRaw<{ activeLeases: number; expiring: number; openAttention: number; now: Date }[]>`
-    SELECT count(*) FILTER (WHERE lease_expires_at > statement_timestamp())::int AS "activeLeases",
-           count(*) FILTER (WHERE lease_expires_at > statement_timestamp()
-                              AND lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
-           (SELECT count(*)::int FROM attention_requests WHERE status = 'open') AS "openAttention",
+    SELECT count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp())::int AS "activeLeases",
+           count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp()
+                              AND w.lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
+           (SELECT count(*)::int FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
+             WHERE a.status = 'open' AND ${inProjects}) AS "openAttention",
            statement_timestamp() AS now
-      FROM work_items WHERE lease_expires_at IS NOT NULL`;
+      FROM work_items w WHERE w.lease_expires_at IS NOT NULL AND ${inProjects}`;
   return totals!;
+}
+
+const UNROUTABLE = Prisma.sql`${STAGE_SQL} = 'ready' AND NOT ${AN_AGENT_CAN_TAKE}`;
+
+/** Ready items no agent could take (server/domain/unroutable.ts), of the projects `inProjects` admits. */
+export async function countUnroutable(db: Db, inProjects: Prisma.Sql): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM work_items w WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}`;
+  return row!.n;
+}
+
+/** The first `limit` unroutable items in queue order, each with the capabilities no agent has. */
+export async function selectUnroutable(db: Db, inProjects: Prisma.Sql, limit: number): Promise<(WorkItemRow & { missing: string[] })[]> {
+  return db.$queryRaw<(WorkItemRow & { missing: string[] })[]>`
+    SELECT ${WORK_ITEM_COLUMNS}, ${CAPABILITIES_NO_AGENT_HAS} AS missing FROM work_items w
+     WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}
+     ORDER BY ${QUEUE_ORDER} LIMIT ${limit}`;
 }
 
 export type InboxRow = Parameters<typeof toAttentionRequest>[0] & { workItemTitle: string; workItemStage: Stage };
