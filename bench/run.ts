@@ -345,8 +345,8 @@ async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<s
     "dashboard.inbox (resolved)": () => attentionInbox(db, { status: "resolved", limit: 100 }),
     "dashboard.neighbourhood": () => itemNeighbourhood(db, itemId),
     "notes.list (newest)": () => listNotes(db, { workItemId: itemId, limit: 50, order: "desc" }),
-    "events.list (item, newest)": () => listEvents(db, { workItemId: itemId, order: "desc", limit: 50 }),
-    "events.list (item, tail)": () => listEvents(db, { workItemId: itemId, limit: 100 }),
+    "events.list (item, newest)": () => listEvents(db, EVERY_PROJECT, { workItemId: itemId, order: "desc", limit: 50 }),
+    "events.list (item, tail)": () => listEvents(db, EVERY_PROJECT, { workItemId: itemId, limit: 100 }),
   };
   const result: Record<string, number> = {};
   for (const [name, read] of Object.entries(reads)) {
