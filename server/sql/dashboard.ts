@@ -47,12 +47,12 @@ export async function selectUnroutable(db: Db, inProjects: Prisma.Sql, limit: nu
 export type InboxRow = Parameters<typeof toAttentionRequest>[0] & { workItemTitle: string; workItemStage: Stage };
 
 /** Attention requests of one status with their item's title and stage now: open ones oldest first, resolved ones most recently resolved first. */
-export async function selectInbox(db: Db, status: "open" | "resolved", limit: number): Promise<InboxRow[]> {
+export async function selectInbox(db: Db, status: "open" | "resolved", limit: number, inProjects: Prisma.Sql): Promise<InboxRow[]> {
   const order = status === "open" ? Prisma.sql`a.created_at, a.id` : Prisma.sql`a.resolved_at DESC, a.id`;
   return db.$queryRaw<InboxRow[]>`
     SELECT ${ATTENTION_COLUMNS}, w.title AS "workItemTitle", ${STAGE_SQL} AS "workItemStage"
       FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
-     WHERE a.status = ${status}
+     WHERE a.status = ${status} AND ${inProjects}
      ORDER BY ${order} LIMIT ${limit}`;
 }
 
@@ -93,18 +93,18 @@ export async function selectAncestors(db: Db, id: string): Promise<(ItemRef & { 
     SELECT ${REF}, c.depth FROM chain c JOIN work_items w ON w.id = c.id ORDER BY c.depth`;
 }
 
-/** The item's direct blockers, by id. */
-export async function selectBlockers(db: Db, id: string): Promise<ItemRef[]> {
+/** The item's direct blockers of the projects `inProjects` (over `w`) admits, by id. */
+export async function selectBlockers(db: Db, id: string, inProjects: Prisma.Sql): Promise<ItemRef[]> {
   return db.$queryRaw<ItemRef[]>`
     SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
-     WHERE d.work_item_id = ${id} ORDER BY w.id`;
+     WHERE d.work_item_id = ${id} AND ${inProjects} ORDER BY w.id`;
 }
 
-/** The first `limit` items that depend on the item, by id. */
-export async function selectDependents(db: Db, id: string, limit: number): Promise<ItemRef[]> {
+/** The first `limit` items of the projects `inProjects` admits that depend on the item, by id. */
+export async function selectDependents(db: Db, id: string, limit: number, inProjects: Prisma.Sql): Promise<ItemRef[]> {
   return db.$queryRaw<ItemRef[]>`
     SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.work_item_id
-     WHERE d.depends_on_id = ${id} ORDER BY w.id LIMIT ${limit}`;
+     WHERE d.depends_on_id = ${id} AND ${inProjects} ORDER BY w.id LIMIT ${limit}`;
 }
 
 /** The item's first `limit` children (only the open ones with `openOnly`), oldest first. */
@@ -119,16 +119,17 @@ export async function countChildren(db: Db, id: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-export async function countDependents(db: Db, id: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dependencies WHERE depends_on_id = ${id}`;
+export async function countDependents(db: Db, id: string, inProjects: Prisma.Sql): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM dependencies d JOIN work_items w ON w.id = d.work_item_id WHERE d.depends_on_id = ${id} AND ${inProjects}`;
   return row?.n ?? 0;
 }
 
 /** The open blockers of the given ancestors, by ancestor then id. */
-export async function selectAncestorBlockers(db: Db, ancestorIds: string[]): Promise<(ItemRef & { ancestorId: string })[]> {
+export async function selectAncestorBlockers(db: Db, ancestorIds: string[], inProjects: Prisma.Sql): Promise<(ItemRef & { ancestorId: string })[]> {
   return db.$queryRaw<(ItemRef & { ancestorId: string })[]>`
     SELECT d.work_item_id AS "ancestorId", ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
-     WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' ORDER BY d.work_item_id, w.id`;
+     WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' AND ${inProjects} ORDER BY d.work_item_id, w.id`;
 }
 
 /** The item's open blocking attention requests, oldest first. */

@@ -20,6 +20,13 @@ async function refuseOutside(db: Db | Tx, caller: Scope, projectOf: () => Promis
   if (row && !maySeeProject(caller, row.projectId)) throw notFound(what, id);
 }
 
+/** Whether a scoped caller names work item `id` of another project (a missing one is not outside). */
+export async function itemOutsideScope(db: Db | Tx, caller: Scope, id: string): Promise<boolean> {
+  if (caller.projects.length === 0) return false;
+  const [row] = await db.$queryRaw<{ projectId: string }[]>`SELECT project_id AS "projectId" FROM work_items WHERE id = ${id}`;
+  return row !== undefined && !maySeeProject(caller, row.projectId);
+}
+
 /** NOT_FOUND (as `what`) when a scoped caller names work item `id` of another project. */
 export const refuseItemOutsideScope = (db: Db | Tx, caller: Scope, id: string, what = "work item") =>
   refuseOutside(db, caller, () => db.$queryRaw`SELECT project_id AS "projectId" FROM work_items WHERE id = ${id}`, what, id);

@@ -18,12 +18,12 @@ export const dashboardRouter = router({
   endedLastHour: authedProcedure.query(({ ctx }) => endedLastHour(ctx.db)),
   /** Dashboard addition (read-only): attention requests with their item's title and stage; open oldest first, resolved newest first. */
   inbox: authedProcedure
-    .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100) }))
-    .query(({ ctx, input }) => attentionInbox(ctx.db, input)),
+    .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100), projectId: projectId.optional() }))
+    .query(({ ctx, input }) => attentionInbox(ctx.db, ctx.caller, input)),
   /** Dashboard addition (read-only): ancestors, blockers, dependents and children of one item, with stages. */
   neighbourhood: authedProcedure
     .input(z.object({ id: workItemRef }))
-    .query(({ ctx, input }) => itemNeighbourhood(ctx.db, input.id)),
+    .query(({ ctx, input }) => itemNeighbourhood(ctx.db, ctx.caller, input.id)),
   /** Dashboard addition (read-only): events per interval and wait percentiles over the last hour, day or week. */
   activity: authedProcedure
     .input(z.object({ range: z.enum(["hour", "day", "week"]).default("day") }).default({ range: "day" }))

@@ -8,6 +8,8 @@ import { revokeLease } from "../../operations/revoke";
 import { activeLeases, getLease, leaseHistory, recentlyEndedLeases } from "../../queries/leases";
 import { claimingWorker, assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
+// A separate line: the claim procedures (another change) import from the same module.
+import { projectId as projectFilter } from "../schemas";
 import { childSpec, durationSeconds, epoch, idempotencyKey, leaseRef, limit, text, uuid, waitSeconds, workerId, workItemRef, withKey, safeString } from "../schemas";
 
 const agent = rolesProcedure("agent");
@@ -75,16 +77,16 @@ export const leasesRouter = router({
     .input(z.object({ leaseId: uuid, epoch, reason: text("reason", 10_000) }))
     .mutation(({ ctx, input }) => revokeLease(ctx.db, ctx.caller, input)),
 
-  get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, input.leaseId)),
+  get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, ctx.caller, input.leaseId)),
 
   active: authedProcedure
-    .input(z.object({ workerId: workerId.optional(), limit: limit(500, 200), after: uuid.optional() }).default({ limit: 200 }))
-    .query(({ ctx, input }) => activeLeases(ctx.db, input)),
+    .input(z.object({ workerId: workerId.optional(), limit: limit(500, 200), after: uuid.optional(), projectId: projectFilter.optional() }).default({ limit: 200 }))
+    .query(({ ctx, input }) => activeLeases(ctx.db, ctx.caller, input)),
 
   /** Dashboard: most recently ended leases (not in API.md's table; an addition). */
   recent: authedProcedure
     .input(z.object({ workerId: workerId.optional(), limit: limit(200, 50) }).default({ limit: 50 }))
     .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, input.limit, input.workerId)),
 
-  history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, input.workItemId)),
+  history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, ctx.caller, input.workItemId)),
 });
