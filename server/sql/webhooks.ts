@@ -13,7 +13,7 @@ const CANDIDATES_PER_CLAIM = 100;
  * two (claimDueDeliveries, recordAttempts).
  */
 
-const WEBHOOK_COLUMNS = Prisma.sql`id::text, url, events, format, label, created_at AS "createdAt",
+const WEBHOOK_COLUMNS = Prisma.sql`id::text, url, events, format, label, project_id AS "projectId", created_at AS "createdAt",
     last_delivered_at AS "lastDeliveredAt", failing, last_error AS "lastError"`;
 
 export interface WebhookRow {
@@ -22,6 +22,7 @@ export interface WebhookRow {
   events: string[];
   format: WebhookFormat;
   label: string | null;
+  projectId: string | null;
   createdAt: Date;
   lastDeliveredAt: Date | null;
   failing: boolean;
@@ -50,12 +51,12 @@ export interface DeliveryRow {
 /** Inserts a webhook unless `max` live ones exist already (undefined then). */
 export async function insertWebhookBelowLimit(
   db: Db,
-  webhook: { url: string; events: string[]; format: WebhookFormat; label: string | null; secretCiphertext: string },
+  webhook: { url: string; events: string[]; format: WebhookFormat; label: string | null; projectId: string | null; secretCiphertext: string },
   max: number,
 ): Promise<WebhookRow | undefined> {
   const [row] = await db.$queryRaw<WebhookRow[]>`
-    INSERT INTO webhooks (url, events, format, label, secret_ciphertext)
-    SELECT ${webhook.url}, ${webhook.events}::text[], ${webhook.format}, ${webhook.label}, ${webhook.secretCiphertext}
+    INSERT INTO webhooks (url, events, format, label, project_id, secret_ciphertext)
+    SELECT ${webhook.url}, ${webhook.events}::text[], ${webhook.format}, ${webhook.label}, ${webhook.projectId}, ${webhook.secretCiphertext}
      WHERE (SELECT count(*) FROM webhooks WHERE deleted_at IS NULL) < ${max}
     RETURNING ${WEBHOOK_COLUMNS}`;
   return row;

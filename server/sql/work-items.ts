@@ -197,6 +197,26 @@ export async function setPriority(tx: Tx, id: string, priority: number): Promise
   await tx.$executeRaw`UPDATE work_items SET priority = ${priority}, updated_at = clock_timestamp() WHERE id = ${id}`;
 }
 
+/** workItems.update's fields; undefined = unchanged, null clears a concurrency key or time gate. */
+export interface ItemFieldChanges {
+  title?: string;
+  description?: string | null;
+  requires?: string[];
+  concurrencyKey?: string | null;
+  notBefore?: string | null;
+}
+
+/** Sets the given fields of item `id` (the caller holds its lock). A lease's own concurrency key never changes (leases.concurrency_key). */
+export async function updateItemFields(tx: Tx, id: string, changes: ItemFieldChanges): Promise<void> {
+  const sets: Prisma.Sql[] = [Prisma.sql`updated_at = clock_timestamp()`];
+  if (changes.title !== undefined) sets.push(Prisma.sql`title = ${changes.title}`);
+  if (changes.description !== undefined) sets.push(Prisma.sql`description = ${changes.description}`);
+  if (changes.requires !== undefined) sets.push(Prisma.sql`requires = ${changes.requires}::text[]`);
+  if (changes.concurrencyKey !== undefined) sets.push(Prisma.sql`concurrency_key = ${changes.concurrencyKey}`);
+  if (changes.notBefore !== undefined) sets.push(Prisma.sql`not_before = ${changes.notBefore}::timestamptz`);
+  await tx.$executeRaw`UPDATE work_items SET ${Prisma.join(sets, ", ")} WHERE id = ${id}`;
+}
+
 /** Reparents `id` under `parentId` (or makes it a root), its inherited blockers shifted by `delta`. */
 export async function setParent(tx: Tx, id: string, parentId: string | null, delta: number): Promise<void> {
   await tx.$executeRaw`UPDATE work_items SET parent_id = ${parentId}, ancestor_dependency_count = ancestor_dependency_count + ${delta},

@@ -4,6 +4,7 @@ import { createWorkItem } from "../../operations/create";
 import { addDependency, removeDependency } from "../../operations/dependencies";
 import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
+import { updateWorkItem } from "../../operations/update-item";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { capabilities, concurrencyKey, delaySeconds, externalId, isoTime, projectId } from "../schemas";
@@ -58,6 +59,17 @@ export const workItemsRouter = router({
   move: rolesProcedure("operator")
     .input(z.object({ id: workItemRef, parentId: workItemRef.nullable() }))
     .mutation(({ ctx, input }) => moveWorkItem(ctx.db, ctx.caller, input)),
+
+  update: rolesProcedure("operator")
+    .input(z.object({
+      id: workItemRef,
+      title: title.optional(),
+      description,
+      requires: capabilities.optional(),
+      concurrencyKey: concurrencyKey.nullable().optional(),
+      notBefore: isoTime.nullable().optional(),
+    }))
+    .mutation(({ ctx, input }) => updateWorkItem(ctx.db, ctx.caller, input)),
 
   setPriority: rolesProcedure("operator")
     .input(z.object({ id: workItemRef, priority }))
