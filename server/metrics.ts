@@ -2,9 +2,11 @@ import client from "prom-client";
 import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
+import { DEFAULT_PROJECT, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
+import type { Stage } from "./domain/types";
 import { summary, type Summary } from "./queries/dashboard";
 import { oldestOpenAttentionSeconds } from "./sql/attention";
+import { countItemsByProjectAndStage } from "./sql/dashboard";
 
 /**
  * Prometheus metrics (docs/api.md "Metrics"). Counters and histograms are per app instance and
@@ -62,8 +64,8 @@ function createMetrics() {
     }),
     items: new client.Gauge({
       name: "work_graph_items",
-      help: "Work items by stage (as dashboard.summary).",
-      labelNames: ["stage"] as const,
+      help: "Work items by stage and project (as dashboard.summary with that projectId).",
+      labelNames: ["stage", "project"] as const,
       registers,
     }),
     attentionOpen: new client.Gauge({ name: "work_graph_attention_open", help: "Open attention requests.", registers }),
@@ -83,7 +85,7 @@ function createMetrics() {
     created.leaseHeldSeconds.zero({ outcome });
   }
   for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
-  for (const stage of STAGES) created.items.set({ stage }, 0);
+  for (const stage of STAGES) created.items.set({ stage, project: DEFAULT_PROJECT }, 0);
   return created;
 }
 
@@ -148,13 +150,16 @@ export function countHttpRequest(procedure: string, code: number): void {
 
 interface GaugeValues {
   summary: Summary;
+  itemsByProject: { projectId: string; stage: Stage | null; n: number }[];
   oldestOpenAttentionSeconds: number;
 }
 
 /** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
 async function readGauges(db: Db): Promise<GaugeValues> {
-  const [current, oldestSeconds] = await Promise.all([summary(db, { projects: [] }), oldestOpenAttentionSeconds(db)]);
-  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds };
+  const [current, oldestSeconds, itemsByProject] = await Promise.all([
+    summary(db, { projects: [] }), oldestOpenAttentionSeconds(db), countItemsByProjectAndStage(db),
+  ]);
+  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds, itemsByProject };
 }
 
 let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
@@ -166,9 +171,13 @@ async function refreshGauges(db: Db): Promise<void> {
     gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }
-  const { summary: current, oldestOpenAttentionSeconds } = await gaugeRead.pending;
+  const { summary: current, oldestOpenAttentionSeconds, itemsByProject } = await gaugeRead.pending;
   const m = metrics();
-  for (const [stage, count] of Object.entries(current.stages)) m.items.set({ stage }, count);
+  // One series per project and stage: bounded by the number of projects, which only operators create.
+  for (const projectId of new Set(itemsByProject.map((row) => row.projectId))) {
+    for (const stage of STAGES) m.items.set({ stage, project: projectId }, 0);
+  }
+  for (const row of itemsByProject) if (row.stage !== null) m.items.set({ stage: row.stage, project: row.projectId }, Number(row.n));
   m.attentionOpen.set(current.openAttention);
   m.attentionOldestOpen.set(oldestOpenAttentionSeconds);
   m.leasesActive.set(current.activeLeases);

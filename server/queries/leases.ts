@@ -4,7 +4,7 @@ import { toLease } from "../domain/views";
 import { notFound } from "../errors";
 import { findLease, selectLeasesOfItem, selectLiveLeases, selectRecentlyEndedLeases } from "../sql/leases";
 import { workItemExists } from "../sql/work-items";
-import { inProjects } from "../domain/scope";
+import { inCallerScope, inProjects } from "../domain/scope";
 import { refuseItemOutsideScope, refuseLeaseOutsideScope } from "../sql/visibility";
 
 export async function getLease(db: Db, caller: Pick<Caller, "projects">, leaseId: string): Promise<Lease> {
@@ -27,8 +27,13 @@ export async function activeLeases(
 }
 
 /** Most recently ended leases first (dashboard). */
-export async function recentlyEndedLeases(db: Db, limit: number, workerId?: string): Promise<(Lease & { workItemTitle: string })[]> {
-  const rows = await selectRecentlyEndedLeases(db, limit, workerId);
+export async function recentlyEndedLeases(
+  db: Db,
+  caller: Pick<Caller, "projects">,
+  limit: number,
+  workerId?: string,
+): Promise<(Lease & { workItemTitle: string })[]> {
+  const rows = await selectRecentlyEndedLeases(db, limit, inCallerScope(caller), workerId);
   return rows.map((row) => ({ ...toLease(row), workItemTitle: row.workItemTitle }));
 }
 

@@ -9,8 +9,6 @@ export interface Webhook {
   events: string[];
   format: "json" | "slack";
   label: string | null;
-  /** Only events of this project's items are delivered; null = every project. */
-  projectId: string | null;
   createdAt: string;
   lastDeliveredAt: string | null;
   failing: boolean;

@@ -14,6 +14,15 @@ export async function countItemsByStage(db: Db, inProjects: Prisma.Sql): Promise
     SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w WHERE ${inProjects} GROUP BY 1`;
 }
 
+/** Items per project and stage, every project listed (at least the stages it has; the metrics gauges fill in zeros). */
+export async function countItemsByProjectAndStage(db: Db): Promise<{ projectId: string; stage: Stage | null; n: number }[]> {
+  return db.$queryRaw<{ projectId: string; stage: Stage | null; n: number }[]>`
+    SELECT p.id AS "projectId", c.stage, coalesce(c.n, 0)::int AS n
+      FROM projects p
+      LEFT JOIN (SELECT w.project_id, ${STAGE_SQL} AS stage, count(*) AS n FROM work_items w GROUP BY 1, 2) c ON c.project_id = p.id
+     ORDER BY p.id`;
+}
+
 /** Live leases, those expiring within 60 s, open attention requests, and the database clock, over the items `inProjects` admits. */
 export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
   const [totals] = await db.$queryRaw<{ activeLeases: number; expiring: number; openAttention: number; now: Date }[]>`

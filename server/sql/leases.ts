@@ -201,12 +201,12 @@ export async function selectLiveLeases(
      ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;
 }
 
-/** The `limit` most recently ended leases, of one worker when given. */
-export async function selectRecentlyEndedLeases(db: Db, limit: number, workerId?: string): Promise<(LeaseRow & { workItemTitle: string })[]> {
+/** The `limit` most recently ended leases on items `inProjects` (over `w`) admits, of one worker when given. */
+export async function selectRecentlyEndedLeases(db: Db, limit: number, inProjects: Prisma.Sql, workerId?: string): Promise<(LeaseRow & { workItemTitle: string })[]> {
   return db.$queryRaw<(LeaseRow & { workItemTitle: string })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle"
       FROM leases l JOIN work_items w ON w.id = l.work_item_id
-     WHERE l.ended_at IS NOT NULL ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
+     WHERE l.ended_at IS NOT NULL AND ${inProjects} ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
      ORDER BY l.ended_at DESC, l.id LIMIT ${limit}`;
 }
 

@@ -13,7 +13,7 @@ const CANDIDATES_PER_CLAIM = 100;
  * two (claimDueDeliveries, recordAttempts).
  */
 
-const WEBHOOK_COLUMNS = Prisma.sql`id::text, url, events, format, label, project_id AS "projectId", created_at AS "createdAt",
+const WEBHOOK_COLUMNS = Prisma.sql`id::text, url, events, format, label, created_at AS "createdAt",
     last_delivered_at AS "lastDeliveredAt", failing, last_error AS "lastError"`;
 
 export interface WebhookRow {
@@ -22,7 +22,6 @@ export interface WebhookRow {
   events: string[];
   format: WebhookFormat;
   label: string | null;
-  projectId: string | null;
   createdAt: Date;
   lastDeliveredAt: Date | null;
   failing: boolean;

@@ -155,7 +155,7 @@ describe("rule 12", () => {
 
   it("a webhook for alpha is queued deliveries only for alpha's events", async ({ sql, people }) => {
     const hook = await people.admin.webhooks.create({ url: "http://127.0.0.1:9/hook", projectId: "alpha" });
-    expect(hook.projectId).toBe("alpha");
+    expect((await sql.query("SELECT project_id FROM webhooks WHERE id = $1", [hook.id])).rows[0].project_id).toBe("alpha");
     await people.operator.workItems.create({ id: "b-hooked", title: "Beta", projectId: "beta" });
     await people.operator.workItems.create({ id: "a-hooked", title: "Alpha", projectId: "alpha" });
     const { rows } = await sql.query<{ item: string }>(

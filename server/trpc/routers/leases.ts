@@ -86,7 +86,7 @@ export const leasesRouter = router({
   /** Dashboard: most recently ended leases (not in API.md's table; an addition). */
   recent: authedProcedure
     .input(z.object({ workerId: workerId.optional(), limit: limit(200, 50) }).default({ limit: 50 }))
-    .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, input.limit, input.workerId)),
+    .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, ctx.caller, input.limit, input.workerId)),
 
   history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, ctx.caller, input.workItemId)),
 });
