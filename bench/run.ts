@@ -33,6 +33,9 @@ import {
   timedLoops, type CpuSample,
 } from "./support";
 
+/** An unscoped caller (rule 12): every read sees every project. */
+const EVERY_PROJECT = { projects: [] as string[] };
+
 // The in-process handlers would log every request of the load; the npm start row keeps its default (info).
 process.env.WORK_GRAPH_LOG_LEVEL ??= "warn";
 const smoke = process.argv.includes("--smoke");
@@ -298,7 +301,7 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
     for (let i = 0; i < 5; i++) {
       const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
       await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
-      await summary(db);
+      await summary(db, EVERY_PROJECT);
     }
     for (let i = 0; i < config.samples; i++) {
       let t = performance.now();
@@ -312,7 +315,7 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
     // Apart from the claims: at 100k items a summary is a scan that would evict their cache lines.
     for (let i = 0; i < Math.max(10, config.samples / 3); i++) {
       const t = performance.now();
-      await summary(db);
+      await summary(db, EVERY_PROJECT);
       summaryMs.push(performance.now() - t);
     }
     const dashboardP50 = await dashboardReads(db);
@@ -334,16 +337,16 @@ async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<s
   const [busiest] = await db.$queryRaw<{ id: string }[]>`SELECT work_item_id AS id FROM events GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
   const itemId = busiest?.id ?? "ready-1";
   const reads: Record<string, () => Promise<unknown>> = {
-    "workItems.list (page 1)": () => listWorkItems(db, { limit: 50 }),
-    "workItems.list (stage=blocked)": () => listWorkItems(db, { stage: "blocked", limit: 50 }),
+    "workItems.list (page 1)": () => listWorkItems(db, EVERY_PROJECT, { limit: 50 }),
+    "workItems.list (stage=blocked)": () => listWorkItems(db, EVERY_PROJECT, { stage: "blocked", limit: 50 }),
     "workItems.queue": () => queue(db, { role: "operator", workerId: null, projects: [], capabilities: [] }, { workerId: null, limit: 20 }),
-    "leases.active": () => activeLeases(db, { limit: 200 }),
-    "dashboard.inbox (open)": () => attentionInbox(db, { status: "open", limit: 100 }),
-    "dashboard.inbox (resolved)": () => attentionInbox(db, { status: "resolved", limit: 100 }),
-    "dashboard.neighbourhood": () => itemNeighbourhood(db, itemId),
-    "notes.list (newest)": () => listNotes(db, { workItemId: itemId, limit: 50, order: "desc" }),
-    "events.list (item, newest)": () => listEvents(db, { workItemId: itemId, order: "desc", limit: 50 }),
-    "events.list (item, tail)": () => listEvents(db, { workItemId: itemId, limit: 100 }),
+    "leases.active": () => activeLeases(db, EVERY_PROJECT, { limit: 200 }),
+    "dashboard.inbox (open)": () => attentionInbox(db, EVERY_PROJECT, { status: "open", limit: 100 }),
+    "dashboard.inbox (resolved)": () => attentionInbox(db, EVERY_PROJECT, { status: "resolved", limit: 100 }),
+    "dashboard.neighbourhood": () => itemNeighbourhood(db, EVERY_PROJECT, itemId),
+    "notes.list (newest)": () => listNotes(db, EVERY_PROJECT, { workItemId: itemId, limit: 50, order: "desc" }),
+    "events.list (item, newest)": () => listEvents(db, EVERY_PROJECT, { workItemId: itemId, order: "desc", limit: 50 }),
+    "events.list (item, tail)": () => listEvents(db, EVERY_PROJECT, { workItemId: itemId, limit: 100 }),
   };
   const result: Record<string, number> = {};
   for (const [name, read] of Object.entries(reads)) {

@@ -2,10 +2,12 @@ import client from "prom-client";
 import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
+import { DEFAULT_PROJECT, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
+import type { Stage } from "./domain/types";
 import { summary, type Summary } from "./queries/dashboard";
 import { listLimits } from "./queries/limits";
 import { oldestOpenAttentionSeconds } from "./sql/attention";
+import { countItemsByProjectAndStage } from "./sql/dashboard";
 
 /**
  * Prometheus metrics (docs/api.md "Metrics"). Counters and histograms are per app instance and
@@ -63,8 +65,8 @@ function createMetrics() {
     }),
     items: new client.Gauge({
       name: "work_graph_items",
-      help: "Work items by stage (as dashboard.summary).",
-      labelNames: ["stage"] as const,
+      help: "Work items by stage and project (as dashboard.summary with that projectId).",
+      labelNames: ["stage", "project"] as const,
       registers,
     }),
     attentionOpen: new client.Gauge({ name: "work_graph_attention_open", help: "Open attention requests.", registers }),
@@ -90,7 +92,7 @@ function createMetrics() {
     created.leaseHeldSeconds.zero({ outcome });
   }
   for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
-  for (const stage of STAGES) created.items.set({ stage }, 0);
+  for (const stage of STAGES) created.items.set({ stage, project: DEFAULT_PROJECT }, 0);
   return created;
 }
 
@@ -155,14 +157,17 @@ export function countHttpRequest(procedure: string, code: number): void {
 
 interface GaugeValues {
   summary: Summary;
+  itemsByProject: { projectId: string; stage: Stage | null; n: number }[];
   oldestOpenAttentionSeconds: number;
   limits: { key: string; liveLeases: number }[];
 }
 
 /** dashboard.summary (so the gauges equal what the dashboard shows) and the oldest open request, through its (status, created_at) index. */
 async function readGauges(db: Db): Promise<GaugeValues> {
-  const [current, oldestSeconds, limits] = await Promise.all([summary(db), oldestOpenAttentionSeconds(db), listLimits(db)]);
-  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds, limits };
+  const [current, oldestSeconds, itemsByProject, limits] = await Promise.all([
+    summary(db, { projects: [] }), oldestOpenAttentionSeconds(db), countItemsByProjectAndStage(db), listLimits(db),
+  ]);
+  return { summary: current, oldestOpenAttentionSeconds: oldestSeconds, itemsByProject, limits };
 }
 
 let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
@@ -174,9 +179,13 @@ async function refreshGauges(db: Db): Promise<void> {
     gaugeRead = { at: now, pending: readGauges(db) };
     gaugeRead.pending.catch(() => (gaugeRead = undefined));
   }
-  const { summary: current, oldestOpenAttentionSeconds, limits } = await gaugeRead.pending;
+  const { summary: current, oldestOpenAttentionSeconds, itemsByProject, limits } = await gaugeRead.pending;
   const m = metrics();
-  for (const [stage, count] of Object.entries(current.stages)) m.items.set({ stage }, count);
+  // One series per project and stage: bounded by the number of projects, which only operators create.
+  for (const projectId of new Set(itemsByProject.map((row) => row.projectId))) {
+    for (const stage of STAGES) m.items.set({ stage, project: projectId }, 0);
+  }
+  for (const row of itemsByProject) if (row.stage !== null) m.items.set({ stage: row.stage, project: row.projectId }, Number(row.n));
   m.attentionOpen.set(current.openAttention);
   m.attentionOldestOpen.set(oldestOpenAttentionSeconds);
   m.leasesActive.set(current.activeLeases);

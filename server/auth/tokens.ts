@@ -7,6 +7,7 @@ import {
   countLiveAdminTokens, findLiveTokenNotingUse, insertToken, lockAdminBootstrap, revokeTokenEndingSessions, selectTokens,
   upsertConfiguredAdminToken, type TokenIdentity,
 } from "../sql/auth";
+import { firstUnknownProject } from "../sql/projects";
 
 const PREFIX: Record<Role, string> = { agent: "wga", operator: "wgo", admin: "wgx" };
 
@@ -75,6 +76,10 @@ export interface CreateTokenInput {
   role: Role;
   workerId?: string;
   label?: string;
+  /** Rule 12 (projects scope tokens): the projects the token may see; none = every project. */
+  projects?: string[];
+  /** Rule 13: what an agent token's claims may take. */
+  capabilities?: string[];
 }
 
 export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?: string) {
@@ -84,8 +89,20 @@ export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?:
   if (input.role !== "agent" && input.workerId) {
     throw new WorkGraphError("VALIDATION", "only agent tokens are bound to a workerId");
   }
+  const projects = [...new Set(input.projects ?? [])].sort();
+  if (input.role === "admin" && projects.length > 0) {
+    throw new WorkGraphError("VALIDATION", "an admin token cannot be scoped to projects");
+  }
+  if (input.role !== "agent" && (input.capabilities?.length ?? 0) > 0) {
+    throw new WorkGraphError("VALIDATION", "only agent tokens have capabilities");
+  }
+  const unknownProject = await firstUnknownProject(db, projects);
+  if (unknownProject !== undefined) throw notFound("project", unknownProject);
   const token = secret ?? newSecret(input.role);
-  const id = await insertToken(db, { tokenHash: hashToken(token), role: input.role, workerId: input.workerId ?? null, label: input.label ?? null });
+  const id = await insertToken(db, {
+    tokenHash: hashToken(token), role: input.role, workerId: input.workerId ?? null, label: input.label ?? null,
+    projects, capabilities: [...new Set(input.capabilities ?? [])].sort(),
+  });
   return { id, token };
 }
 
@@ -96,6 +113,8 @@ export async function listTokens(db: Db | Tx) {
     role: row.role,
     workerId: row.workerId,
     label: row.label,
+    projects: row.projects,
+    capabilities: row.capabilities,
     createdAt: row.createdAt.toISOString(),
     revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
     lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,

@@ -1,4 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
+import { DEFAULT_PROJECT } from "./contract";
 import type { Caller } from "./types";
 
 /*
@@ -25,4 +26,9 @@ export function maySeeProject(caller: Pick<Caller, "projects">, projectId: strin
 export function inProjects(caller: Pick<Caller, "projects">, projectId: string | undefined, column: Prisma.Sql = Prisma.raw("w.project_id")): Prisma.Sql {
   if (projectId === undefined) return inCallerScope(caller, column);
   return maySeeProject(caller, projectId) ? Prisma.sql`${column} = ${projectId}` : Prisma.sql`false`;
+}
+
+/** The project a caller's new root item goes to when none is given: an agent token scoped to exactly one project creates there. */
+export function defaultProjectOf(caller: Pick<Caller, "projects" | "role">): string {
+  return caller.role === "agent" && caller.projects.length === 1 ? caller.projects[0]! : DEFAULT_PROJECT;
 }

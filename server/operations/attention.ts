@@ -12,6 +12,7 @@ import { lockCurrentLease, lockItem } from "../sql/fencing";
 import { idempotent } from "../sql/idempotency";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
+import { refuseAttentionOutsideScope } from "../sql/visibility";
 
 export interface AttentionInput {
   leaseId: string;
@@ -65,6 +66,7 @@ export async function resolveAttention(
 ): Promise<{ request: AttentionRequest; workItem: WorkItem }> {
   return inTransaction(db, (tx) =>
     idempotent(tx, idempotencyScope(caller), input.idempotencyKey, "attention.resolve", input, async () => {
+      await refuseAttentionOutsideScope(tx, caller, input.id);
       const workItemId = await attentionItemOf(tx, input.id);
       if (!workItemId) throw notFound("attention request", input.id);
       await lockItem(tx, workItemId);

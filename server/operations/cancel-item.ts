@@ -6,6 +6,7 @@ import { lockItem } from "../sql/fencing";
 import { endExpiredLeases, unendedLeaseOf } from "../sql/leases";
 import { cancelSubtree } from "../sql/termination";
 import { selectWorkItem } from "../sql/work-items";
+import { refuseItemOutsideScope } from "../sql/visibility";
 
 /**
  * Operator cancel. Never pre-empts (rule 5 (no pre-emption)): a live lease on the item or on any open
@@ -13,6 +14,7 @@ import { selectWorkItem } from "../sql/work-items";
  */
 export async function cancelWorkItem(db: Db, caller: Caller, input: { id: string; reason: string }): Promise<WorkItem> {
   return inTransaction(db, async (tx) => {
+    await refuseItemOutsideScope(tx, caller, input.id);
     const item = await lockItem(tx, input.id);
     if (!item) throw notFound("work item", input.id);
     if (item.status !== "open") {

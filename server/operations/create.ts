@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
+import { defaultProjectOf } from "../domain/scope";
 import type { Caller, WorkItem } from "../domain/types";
 import { lockGraphShape } from "../sql/graph";
 import { idempotent } from "../sql/idempotency";
@@ -14,6 +15,12 @@ export interface CreateInput {
   dependsOn?: string[];
   priority?: number;
   idempotencyKey?: string;
+  projectId?: string;
+  requires?: string[];
+  concurrencyKey?: string;
+  notBefore?: string;
+  delaySeconds?: number;
+  externalId?: string;
 }
 
 export async function createWorkItem(db: Db, caller: Caller, input: CreateInput): Promise<WorkItem> {
@@ -22,7 +29,9 @@ export async function createWorkItem(db: Db, caller: Caller, input: CreateInput)
       const parentId = input.parentId ?? null;
       // A root item without dependencies cannot close a cycle: no need to wait on other graph edits.
       if (parentId !== null || (input.dependsOn?.length ?? 0) > 0) await lockGraphShape(tx);
-      const [id] = await insertWorkItems(tx, parentId, [input], caller.actor);
+      // A child is in its parent's project: only a root falls back to the caller's default.
+      const projectId = input.projectId ?? (parentId === null ? defaultProjectOf(caller) : undefined);
+      const [id] = await insertWorkItems(tx, parentId, [input], caller.actor, { projectId, scope: caller.projects });
       return (await selectWorkItem(tx, id!))!;
     }),
   );

@@ -39,7 +39,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
     idempotent(tx, idempotencyScope(caller, input.workerId), input.idempotencyKey, "leases.decompose", input, async () => {
       await lockGraphShape(tx);
       const { lease, item } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
-      const childIds = await insertWorkItems(tx, item.id, input.children, lease.workerId);
+      const childIds = await insertWorkItems(tx, item.id, input.children, lease.workerId, { scope: caller.projects });
       const ended = await endLease(tx, lease, "decomposed", lease.workerId, { children: childIds });
 
       let childLease: Lease | null = null;

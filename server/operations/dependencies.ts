@@ -7,6 +7,7 @@ import { appendEvents } from "../sql/events";
 import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";
 import { idempotent } from "../sql/idempotency";
 import { deleteDependency, insertDependency, selectWorkItem, shiftOpenDependencies, statusOf } from "../sql/work-items";
+import { refuseItemOutsideScope } from "../sql/visibility";
 
 export interface DependencyInput {
   workItemId: string;
@@ -19,7 +20,9 @@ export interface DependencyInput {
  * read), all in one statement in id order — the global lock order a concurrent release of any
  * of them follows too.
  */
-async function lockEdgeEnds(tx: Tx, input: DependencyInput) {
+async function lockEdgeEnds(tx: Tx, caller: Caller, input: DependencyInput) {
+  await refuseItemOutsideScope(tx, caller, input.workItemId);
+  await refuseItemOutsideScope(tx, caller, input.dependsOnId);
   await lockInIdOrder(tx, [input.workItemId, input.dependsOnId], input.workItemId);
   const dependentStatus = await statusOf(tx, input.workItemId);
   if (!dependentStatus) throw notFound("work item", input.workItemId);
@@ -45,7 +48,7 @@ export async function addDependency(db: Db, caller: Caller, input: DependencyInp
         throw new WorkGraphError("DEPENDENCY_CYCLE", `work item ${input.workItemId} cannot depend on itself`, { workItemId: input.workItemId });
       }
       await lockGraphShape(tx);
-      const { dependentStatus, blockerOpen } = await lockEdgeEnds(tx, input);
+      const { dependentStatus, blockerOpen } = await lockEdgeEnds(tx, caller, input);
       if (dependentStatus !== "open") {
         throw new WorkGraphError("ALREADY_TERMINAL", `work item ${input.workItemId} is already ${dependentStatus}`, { workItemId: input.workItemId, status: dependentStatus });
       }
@@ -73,7 +76,7 @@ export async function addDependency(db: Db, caller: Caller, input: DependencyInp
 export async function removeDependency(db: Db, caller: Caller, input: DependencyInput): Promise<WorkItem> {
   return inTransaction(db, async (tx) => {
     await lockGraphShape(tx);
-    const { blockerOpen } = await lockEdgeEnds(tx, input);
+    const { blockerOpen } = await lockEdgeEnds(tx, caller, input);
     if (!(await deleteDependency(tx, input.workItemId, input.dependsOnId))) {
       throw new WorkGraphError("NOT_FOUND", `${input.workItemId} does not depend on ${input.dependsOnId}`, { workItemId: input.workItemId, dependsOnId: input.dependsOnId });
     }

@@ -4,7 +4,7 @@ import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease, toWorkItem } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
-import { lockCurrentLease, refuseStaleLease } from "../sql/fencing";
+import { leaseOutsideScope, lockCurrentLease, refuseStaleLease } from "../sql/fencing";
 import { endLease, releaseIfCurrent } from "../sql/leases";
 import { cancelSubtree } from "../sql/termination";
 import { selectWorkItem } from "../sql/work-items";
@@ -36,7 +36,8 @@ export interface CancelInput {
 export async function release(db: Db, caller: Caller, input: ReleaseInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   const data = JSON.stringify({ evidence: input.evidence, links: input.links ?? [] });
   const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: actingWorker(caller, input.workerId) };
-  const released = await retryingConflicts(() => releaseIfCurrent(db, presented, data));
+  const outside = await leaseOutsideScope(db, caller, input.leaseId);
+  const released = outside ? null : await retryingConflicts(() => releaseIfCurrent(db, presented, data));
   if (!released) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
   countLeaseEnded(db, released.lease);
   return { lease: toLease(released.lease), workItem: toWorkItem(released.workItem) };

@@ -6,10 +6,13 @@ import { appendEvents } from "../sql/events";
 import { lockItem } from "../sql/fencing";
 import { isAncestorOrSelf, lockAncestorChain, lockGraphShape, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";
 import { selectWorkItem, setParent, shiftOpenChildren } from "../sql/work-items";
+import { refuseItemOutsideScope } from "../sql/visibility";
 
 /** Reparents `id` under `parentId` (or makes it a root), carrying its subtree and re-deriving inherited blockers. */
 export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; parentId: string | null }): Promise<WorkItem> {
   return inTransaction(db, async (tx) => {
+    await refuseItemOutsideScope(tx, caller, input.id);
+    if (input.parentId !== null) await refuseItemOutsideScope(tx, caller, input.parentId, "parent work item");
     await lockGraphShape(tx);
     const item = await lockItem(tx, input.id);
     if (!item) throw notFound("work item", input.id);
@@ -30,6 +33,12 @@ export async function moveWorkItem(db: Db, caller: Caller, input: { id: string; 
     const oldParent = item.parentId === null ? null : await lockAncestorChain(tx, item.parentId);
     const newParent = input.parentId === null ? null : await lockAncestorChain(tx, input.parentId);
     if (input.parentId !== null && !newParent) throw notFound("parent work item", input.parentId);
+    const itemProject = (await selectWorkItem(tx, input.id))!.projectId;
+    if (newParent && newParent.projectId !== itemProject) {
+      throw new WorkGraphError("VALIDATION", `${input.id} is in project ${itemProject}; a parent must be in the same project, ${input.parentId} is in ${newParent.projectId}`, {
+        workItemId: input.id, parentId: input.parentId, projectId: itemProject, parentProjectId: newParent.projectId,
+      });
+    }
     if (newParent && newParent.status !== "open") {
       throw new WorkGraphError("ALREADY_TERMINAL", `parent ${input.parentId} is already ${newParent.status}`, { workItemId: input.parentId, status: newParent.status });
     }

@@ -5,10 +5,12 @@ import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockItem } from "../sql/fencing";
 import { selectWorkItem, setPriority as updatePriority } from "../sql/work-items";
+import { refuseItemOutsideScope } from "../sql/visibility";
 
 /** Changes queue order only (rule 10 (queue order)); a live lease is never pre-empted by it (rule 5 (no pre-emption)). */
 export async function setPriority(db: Db, caller: Caller, input: { id: string; priority: number }): Promise<WorkItem> {
   return inTransaction(db, async (tx) => {
+    await refuseItemOutsideScope(tx, caller, input.id);
     const item = await lockItem(tx, input.id);
     if (!item) throw notFound("work item", input.id);
     if (item.status !== "open") {

@@ -4,7 +4,7 @@ import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
 import { toLease } from "../domain/views";
 import { announceLocally } from "../realtime/wakeups";
-import { refuseStaleLease } from "../sql/fencing";
+import { leaseOutsideScope, refuseStaleLease } from "../sql/fencing";
 import { renewIfCurrent } from "../sql/leases";
 
 export interface RenewInput {
@@ -21,7 +21,8 @@ export interface RenewInput {
  */
 export async function renew(db: Db, caller: Caller, input: RenewInput): Promise<Lease> {
   const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: actingWorker(caller, input.workerId) };
-  const renewed = await retryingConflicts(() => renewIfCurrent(db, presented, input.durationSeconds));
+  const outside = await leaseOutsideScope(db, caller, input.leaseId);
+  const renewed = outside ? null : await retryingConflicts(() => renewIfCurrent(db, presented, input.durationSeconds));
   if (!renewed) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
   announceLocally(db, ["lease.renewed"]);
   return toLease(renewed);

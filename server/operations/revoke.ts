@@ -6,6 +6,7 @@ import { toLease } from "../domain/views";
 import { refuseStaleLease } from "../sql/fencing";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
+import { refuseLeaseOutsideScope } from "../sql/visibility";
 
 export interface RevokeInput {
   leaseId: string;
@@ -23,6 +24,7 @@ export interface RevokeInput {
  */
 export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): Promise<{ lease: Lease; workItem: WorkItem }> {
   return inTransaction(db, async (tx) => {
+    await refuseLeaseOutsideScope(tx, caller, input.leaseId);
     const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: null };
     const revoked = await endLease(tx, presented, "revoked", caller.actor, { reason: input.reason }, CLEAR_CONTINUITY);
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);

@@ -5,6 +5,7 @@ import { toDelivery, toWebhook, type Delivery, type Webhook } from "../queries/w
 import { failPendingDeliveries, insertTestDelivery, insertWebhookBelowLimit, markWebhookDeleted } from "../sql/webhooks";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { encryptSecret } from "../webhooks/secret-box";
+import { firstUnknownProject } from "../sql/projects";
 
 /** More would make every event's transaction pay for matching them; nobody needs that many. */
 export const MAX_WEBHOOKS = 100;
@@ -14,14 +15,16 @@ export interface CreateWebhookInput {
   events: string[];
   format: "json" | "slack";
   label?: string;
+  projectId?: string;
 }
 
 /** Creates a webhook with a fresh signing secret, returned this once (stored encrypted, see secret-box.ts). */
 export async function createWebhook(db: Db, input: CreateWebhookInput): Promise<Webhook & { secret: string }> {
+  if (input.projectId !== undefined && (await firstUnknownProject(db, [input.projectId])) !== undefined) throw notFound("project", input.projectId);
   const secret = newWebhookSecret();
   const row = await insertWebhookBelowLimit(
     db,
-    { url: input.url, events: [...new Set(input.events)], format: input.format, label: input.label ?? null, secretCiphertext: encryptSecret(secret) },
+    { url: input.url, events: [...new Set(input.events)], format: input.format, label: input.label ?? null, projectId: input.projectId ?? null, secretCiphertext: encryptSecret(secret) },
     MAX_WEBHOOKS,
   );
   if (!row) throw new WorkGraphError("VALIDATION", `at most ${MAX_WEBHOOKS} webhooks: delete one first`);

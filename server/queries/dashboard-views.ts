@@ -1,12 +1,14 @@
 import type { Db } from "../db";
 import { isTerminalStage } from "../domain/contract";
-import type { AttentionRequest, Lease, Stage } from "../domain/types";
+import type { AttentionRequest, Caller, Lease, Stage } from "../domain/types";
 import { toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 import {
   countChildren, countDependents, selectAncestorBlockers, selectAncestors, selectBlockers, selectChildren, selectDependents,
   selectInbox, selectOpenBlockingRequests, selectWaiting, type ItemRef,
 } from "../sql/dashboard";
+import { inCallerScope, inProjects } from "../domain/scope";
+import { refuseItemOutsideScope } from "../sql/visibility";
 
 /*
  * Read-only views the dashboard needs beyond API.md's procedures (exposed as
@@ -19,8 +21,12 @@ export type InboxEntry = AttentionRequest & { workItemTitle: string; workItemSta
  * The attention inbox: open requests oldest first (the longest-waiting question first);
  * resolved requests most recently resolved first. Each with its item's title and stage now.
  */
-export async function attentionInbox(db: Db, input: { status: "open" | "resolved"; limit: number }): Promise<InboxEntry[]> {
-  const rows = await selectInbox(db, input.status, input.limit);
+export async function attentionInbox(
+  db: Db,
+  caller: Pick<Caller, "projects">,
+  input: { status: "open" | "resolved"; limit: number; projectId?: string },
+): Promise<InboxEntry[]> {
+  const rows = await selectInbox(db, input.status, input.limit, inProjects(caller, input.projectId));
   return rows.map(({ workItemTitle, workItemStage, ...row }) => ({ ...toAttentionRequest(row), workItemTitle, workItemStage }));
 }
 
@@ -55,19 +61,22 @@ export type WaitingOn =
   | { stage: "blocked"; dependencies: ItemRef[]; ancestorBlockers: (ItemRef & { ancestorId: string })[] };
 
 /** Everything around one item the work-item page needs to explain its stage and draw its graph. */
-export async function itemNeighbourhood(db: Db, id: string, limit = 100): Promise<Neighbourhood> {
+/** Rule 12 (projects scope tokens): a scoped caller sees neither an item of another project nor such neighbours (dependencies may cross projects). */
+export async function itemNeighbourhood(db: Db, caller: Pick<Caller, "projects">, id: string, limit = 100): Promise<Neighbourhood> {
+  await refuseItemOutsideScope(db, caller, id);
+  const visible = inCallerScope(caller);
   const state = await selectWaiting(db, id);
   if (!state) throw notFound("work item", id);
   const [ancestors, dependencies, dependents, children, childCount, dependentCount] = await Promise.all([
     selectAncestors(db, id),
-    selectBlockers(db, id),
-    selectDependents(db, id, limit),
+    selectBlockers(db, id, visible),
+    selectDependents(db, id, limit, visible),
     selectChildren(db, id, limit),
     countChildren(db, id),
-    countDependents(db, id),
+    countDependents(db, id, visible),
   ]);
   const ancestorIds = ancestors.map((ancestor) => ancestor.id);
-  const ancestorBlockers = ancestorIds.length === 0 ? [] : await selectAncestorBlockers(db, ancestorIds);
+  const ancestorBlockers = ancestorIds.length === 0 ? [] : await selectAncestorBlockers(db, ancestorIds, visible);
   const waitingOn: WaitingOn[] = [];
   for (const stage of state.waitingOn) {
     switch (stage) {

@@ -1,8 +1,9 @@
 import type { Db } from "../db";
-import type { WorkGraphEvent } from "../domain/types";
+import type { Caller, WorkGraphEvent } from "../domain/types";
 import { wakeups } from "../realtime/wakeups";
 import { newestSequence } from "../sql/events";
-import { listEvents } from "./events";
+import { eventProjects, listEvents } from "./events";
+import { itemIdsInProjects } from "../sql/visibility";
 
 const PAGE = 500;
 /**
@@ -13,6 +14,7 @@ const PAGE = 500;
  * NOTHING_READIED) — they reach this reader with the next announced event or by this re-check.
  */
 const RECHECK_MS = 2_000;
+const EVERY_PROJECT = { projects: [] };
 
 /**
  * events.stream: the events after `after` in sequence order, as they commit, for as long as
@@ -26,10 +28,12 @@ const RECHECK_MS = 2_000;
  */
 export async function openEventStream(
   db: Db,
-  input: { after?: number; workItemId?: string; types?: string[] },
+  caller: Pick<Caller, "projects">,
+  input: { after?: number; workItemId?: string; types?: string[]; projectId?: string },
   signal?: AbortSignal,
   authorize: () => Promise<void> = async () => {},
 ): Promise<AsyncGenerator<WorkGraphEvent>> {
+  const projects = eventProjects(caller, input.projectId);
   const hub = wakeups(db);
   await hub.ready();
   const start = input.after ?? (await newestSequence(db));
@@ -39,8 +43,13 @@ export async function openEventStream(
     while (!signal?.aborted) {
       const heard = hub.eventsHeard;
       await authorize();
-      const page = await listEvents(db, { after: cursor, limit: PAGE });
+      const page = await listEvents(db, EVERY_PROJECT, { after: cursor, limit: PAGE });
+      // Rule 12: filtered here, page by page, so the cursor still advances over other projects' events.
+      const visible = projects === undefined || page.items.length === 0
+        ? null
+        : await itemIdsInProjects(db, [...new Set(page.items.map((event) => event.workItemId))], projects);
       for (const event of page.items) {
+        if (visible !== null && !visible.has(event.workItemId)) continue;
         if ((input.workItemId === undefined || event.workItemId === input.workItemId) && (types === null || types.has(event.type))) yield event;
       }
       if (page.nextCursor !== null) {

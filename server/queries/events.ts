@@ -1,7 +1,9 @@
 import type { Db } from "../db";
-import type { Page, WorkGraphEvent } from "../domain/types";
+import type { Caller, Page, WorkGraphEvent } from "../domain/types";
 import { toEvent } from "../domain/views";
 import { findSequenceHole, readEventHorizon, selectEventsBefore, selectEventsBetween, transactionsDone } from "../sql/events";
+import { Prisma } from "../generated/prisma/client";
+import { inProjects } from "../domain/scope";
 
 /** How long a reader that found a hole waits for the transactions that may still fill it. */
 const SETTLE_WAIT_MS = 500;
@@ -14,18 +16,25 @@ export interface ListEventsInput {
   before?: number;
   order?: "asc" | "desc";
   limit: number;
+  /** Rule 12 (projects scope tokens): the caller's projects narrowed to this one when given. */
+  projectId?: string;
 }
+
+/** The projects filter of a caller's event read, or undefined when it reads every project. */
+export const eventProjects = (caller: Pick<Caller, "projects">, projectId: string | undefined) =>
+  caller.projects.length === 0 && projectId === undefined ? undefined : inProjects(caller, projectId);
 
 /**
  * Oldest first from `after` (tailing, gap-free), or newest first below `before` (the item
  * page's "older" paging: a view, refreshed by polling, so it shows what is committed now).
  */
-export async function listEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
-  return input.order === "desc" ? newestEvents(db, input) : tailEvents(db, input);
+export async function listEvents(db: Db, caller: Pick<Caller, "projects">, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
+  const projects = eventProjects(caller, input.projectId);
+  return input.order === "desc" ? newestEvents(db, input, projects) : tailEvents(db, input, projects);
 }
 
-async function newestEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
-  const rows = await selectEventsBefore(db, { before: input.before, workItemId: input.workItemId, limit: input.limit + 1 });
+async function newestEvents(db: Db, input: ListEventsInput, inProjects: Prisma.Sql | undefined): Promise<Page<WorkGraphEvent>> {
+  const rows = await selectEventsBefore(db, { before: input.before, workItemId: input.workItemId, inProjects, limit: input.limit + 1 });
   const items = rows.slice(0, input.limit).map(toEvent);
   return { items, nextCursor: rows.length > input.limit ? String(items.at(-1)!.sequence) : null };
 }
@@ -47,18 +56,19 @@ async function newestEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGr
  *      aborted ones), else stop just below the hole — what is safe so far, never nothing.
  * The safe horizon is then applied to the (filtered) read.
  */
-async function tailEvents(db: Db, input: ListEventsInput): Promise<Page<WorkGraphEvent>> {
+async function tailEvents(db: Db, input: ListEventsInput, inProjects: Prisma.Sql | undefined): Promise<Page<WorkGraphEvent>> {
   const after = input.after ?? 0;
   const snapshot = await readEventHorizon(db);
   const horizon = Number(snapshot?.horizon ?? 0);
   if (horizon <= after) return { items: [], nextCursor: null };
   const safe = snapshot!.running.length > 0 ? await safeHorizon(db, after, horizon, snapshot!.running) : horizon;
 
-  const rows = safe <= after ? [] : await selectEventsBetween(db, { after, through: safe, workItemId: input.workItemId, limit: input.limit });
+  const rows = safe <= after ? [] : await selectEventsBetween(db, { after, through: safe, workItemId: input.workItemId, inProjects, limit: input.limit });
   const items = rows.map(toEvent);
   if (items.length > 0) return { items, nextCursor: String(items.at(-1)!.sequence) };
   // A filtered page that stopped short of the horizon found nothing below it: move on past it.
-  return { items, nextCursor: input.workItemId !== undefined && safe > after && safe < horizon ? String(safe) : null };
+  const filtered = input.workItemId !== undefined || inProjects !== undefined;
+  return { items, nextCursor: filtered && safe > after && safe < horizon ? String(safe) : null };
 }
 
 async function safeHorizon(db: Db, after: number, horizon: number, running: string[]): Promise<number> {

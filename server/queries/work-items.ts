@@ -1,13 +1,15 @@
 import type { Db } from "../db";
+import { inProjects } from "../domain/scope";
 import type { Caller, Page, Stage, WorkItem } from "../domain/types";
 import { notFound } from "../errors";
 import { agentCapabilities, type Routing } from "../domain/routing";
 import { selectRoutedQueueTier, workerCapabilities } from "../sql/claims";
-import { queueTiers, selectWorkItem, selectWorkItemsPage } from "../sql/work-items";
+import { queueTiers, selectVisibleWorkItem, selectWorkItemsPage } from "../sql/work-items";
 import { decodeCursor, encodeCursor } from "./cursor";
 
-export async function getWorkItem(db: Db, id: string): Promise<WorkItem> {
-  const item = await selectWorkItem(db, id);
+/** Rule 12 (projects scope tokens): an item in another project is NOT_FOUND, exactly like a missing one. */
+export async function getWorkItem(db: Db, caller: Pick<Caller, "projects">, id: string): Promise<WorkItem> {
+  const item = await selectVisibleWorkItem(db, caller, id);
   if (!item) throw notFound("work item", id);
   return item;
 }
@@ -18,12 +20,17 @@ export interface ListInput {
   search?: string;
   limit: number;
   cursor?: string;
+  projectId?: string;
+  externalId?: string;
 }
 
-/** All items, oldest first (created_at, id), keyset-paginated. */
-export async function listWorkItems(db: Db, input: ListInput): Promise<Page<WorkItem>> {
+/** The items the caller may see, oldest first (created_at, id), keyset-paginated. */
+export async function listWorkItems(db: Db, caller: Pick<Caller, "projects">, input: ListInput): Promise<Page<WorkItem>> {
   const stages = input.stage === undefined ? [] : Array.isArray(input.stage) ? input.stage : [input.stage];
-  const rows = await selectWorkItemsPage(db, { stages, parentId: input.parentId, search: input.search, after: decodeCursor(input.cursor), limit: input.limit + 1 });
+  const rows = await selectWorkItemsPage(db, {
+    stages, parentId: input.parentId, search: input.search, after: decodeCursor(input.cursor), limit: input.limit + 1,
+    projects: inProjects(caller, input.projectId), externalId: input.externalId,
+  });
   const items = rows.slice(0, input.limit);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(last.id) : null };

@@ -11,6 +11,8 @@ export interface Worker {
   drainReason: string | null;
   lastSeenAt: string | null;
   lastHour: { claimed: number; released: number; expired: number; revoked: number };
+  /** Union over the worker's unrevoked agent tokens. */
+  capabilities: string[];
 }
 
 /** workers.list answers at most this many workers (the most recently seen). */
@@ -32,6 +34,7 @@ export async function listWorkers(db: Db | Tx, only?: string): Promise<Worker[]>
     drainReason: row.drainReason,
     lastSeenAt: row.lastSeenAt ? row.lastSeenAt.toISOString() : null,
     lastHour: { claimed: Number(row.claimed), released: Number(row.released), expired: Number(row.expired), revoked: Number(row.revoked) },
+    capabilities: row.capabilities,
   }));
 }
 

@@ -58,9 +58,9 @@ export async function findAttention(db: Db, id: string): Promise<AttentionRow | 
 /** Up to `limit` requests after request `after` (its id), oldest first. */
 export async function selectAttention(
   db: Db,
-  filter: { status?: "open" | "resolved"; workItemId?: string; after: string | null; limit: number },
+  filter: { status?: "open" | "resolved"; workItemId?: string; after: string | null; limit: number; inProjects: Prisma.Sql },
 ): Promise<AttentionRow[]> {
-  const conditions: Prisma.Sql[] = [Prisma.sql`TRUE`];
+  const conditions: Prisma.Sql[] = [Prisma.sql`EXISTS (SELECT 1 FROM work_items w WHERE w.id = a.work_item_id AND ${filter.inProjects})`];
   if (filter.status) conditions.push(Prisma.sql`a.status = ${filter.status}`);
   if (filter.workItemId) conditions.push(Prisma.sql`a.work_item_id = ${filter.workItemId}`);
   if (filter.after) conditions.push(Prisma.sql`(a.created_at, a.id) > (SELECT c.created_at, c.id FROM attention_requests c WHERE c.id::text = ${filter.after})`);

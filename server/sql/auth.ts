@@ -35,10 +35,13 @@ export async function findLiveTokenNotingUse(db: Db | Tx, tokenHash: string): Pr
   return row;
 }
 
-export async function insertToken(db: Db | Tx, token: { tokenHash: string; role: Role; workerId: string | null; label: string | null }): Promise<string> {
+export async function insertToken(
+  db: Db | Tx,
+  token: { tokenHash: string; role: Role; workerId: string | null; label: string | null; projects: string[]; capabilities: string[] },
+): Promise<string> {
   const [row] = await db.$queryRaw<{ id: string }[]>`
-    INSERT INTO api_tokens (token_hash, role, worker_id, label)
-    VALUES (${token.tokenHash}, ${token.role}, ${token.workerId}, ${token.label})
+    INSERT INTO api_tokens (token_hash, role, worker_id, label, projects, capabilities)
+    VALUES (${token.tokenHash}, ${token.role}, ${token.workerId}, ${token.label}, ${token.projects}::text[], ${token.capabilities}::text[])
     RETURNING id::text`;
   return row!.id;
 }
@@ -46,7 +49,7 @@ export async function insertToken(db: Db | Tx, token: { tokenHash: string; role:
 /** Every token, revoked ones included, oldest first. */
 export async function selectTokens(db: Db | Tx): Promise<TokenRow[]> {
   return db.$queryRaw<TokenRow[]>`
-    SELECT id::text, role, worker_id AS "workerId", label, created_at AS "createdAt", revoked_at AS "revokedAt",
+    SELECT id::text, role, worker_id AS "workerId", label, projects, capabilities, created_at AS "createdAt", revoked_at AS "revokedAt",
            last_used_at AS "lastUsedAt"
       FROM api_tokens ORDER BY created_at, id`;
 }

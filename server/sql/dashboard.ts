@@ -1,39 +1,67 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { WaitingStage } from "../domain/contract";
-import { STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import { QUEUE_ORDER, STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import { AN_AGENT_CAN_TAKE, CAPABILITIES_NO_AGENT_HAS } from "../domain/unroutable";
 import type { Stage } from "../domain/types";
-import { ATTENTION_COLUMNS, type toAttentionRequest } from "../domain/views";
+import { ATTENTION_COLUMNS, WORK_ITEM_COLUMNS, type toAttentionRequest, type WorkItemRow } from "../domain/views";
 
 /* The dashboard's reads beyond API.md's procedures (server/queries/dashboard*.ts). */
 
-/** Items per stage, one pass over the items (STAGE_SQL gives a released or cancelled item its status). */
-export async function countItemsByStage(db: Db): Promise<{ stage: Stage; n: number }[]> {
+/** Items per stage of the projects `inProjects` (a fragment over `w`) admits, one pass over them (STAGE_SQL gives a released or cancelled item its status). */
+export async function countItemsByStage(db: Db, inProjects: Prisma.Sql): Promise<{ stage: Stage; n: number }[]> {
   return db.$queryRaw<{ stage: Stage; n: number }[]>`
-    SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w GROUP BY 1`;
+    SELECT ${STAGE_SQL} AS stage, count(*)::int AS n FROM work_items w WHERE ${inProjects} GROUP BY 1`;
 }
 
-/** Live leases, those expiring within 60 s, open attention requests, and the database clock. */
-export async function countLeasesAndAttention(db: Db): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
+/** Items per project and stage, every project listed (at least the stages it has; the metrics gauges fill in zeros). */
+export async function countItemsByProjectAndStage(db: Db): Promise<{ projectId: string; stage: Stage | null; n: number }[]> {
+  return db.$queryRaw<{ projectId: string; stage: Stage | null; n: number }[]>`
+    SELECT p.id AS "projectId", c.stage, coalesce(c.n, 0)::int AS n
+      FROM projects p
+      LEFT JOIN (SELECT w.project_id, ${STAGE_SQL} AS stage, count(*) AS n FROM work_items w GROUP BY 1, 2) c ON c.project_id = p.id
+     ORDER BY p.id`;
+}
+
+/** Live leases, those expiring within 60 s, open attention requests, and the database clock, over the items `inProjects` admits. */
+export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
   const [totals] = await db.$queryRaw<{ activeLeases: number; expiring: number; openAttention: number; now: Date }[]>`
-    SELECT count(*) FILTER (WHERE lease_expires_at > statement_timestamp())::int AS "activeLeases",
-           count(*) FILTER (WHERE lease_expires_at > statement_timestamp()
-                              AND lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
-           (SELECT count(*)::int FROM attention_requests WHERE status = 'open') AS "openAttention",
+    SELECT count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp())::int AS "activeLeases",
+           count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp()
+                              AND w.lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
+           (SELECT count(*)::int FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
+             WHERE a.status = 'open' AND ${inProjects}) AS "openAttention",
            statement_timestamp() AS now
-      FROM work_items WHERE lease_expires_at IS NOT NULL`;
+      FROM work_items w WHERE w.lease_expires_at IS NOT NULL AND ${inProjects}`;
   return totals!;
+}
+
+const UNROUTABLE = Prisma.sql`${STAGE_SQL} = 'ready' AND NOT ${AN_AGENT_CAN_TAKE}`;
+
+/** Ready items no agent could take (server/domain/unroutable.ts), of the projects `inProjects` admits. */
+export async function countUnroutable(db: Db, inProjects: Prisma.Sql): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM work_items w WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}`;
+  return row!.n;
+}
+
+/** The first `limit` unroutable items in queue order, each with the capabilities no agent has. */
+export async function selectUnroutable(db: Db, inProjects: Prisma.Sql, limit: number): Promise<(WorkItemRow & { missing: string[] })[]> {
+  return db.$queryRaw<(WorkItemRow & { missing: string[] })[]>`
+    SELECT ${WORK_ITEM_COLUMNS}, ${CAPABILITIES_NO_AGENT_HAS} AS missing FROM work_items w
+     WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}
+     ORDER BY ${QUEUE_ORDER} LIMIT ${limit}`;
 }
 
 export type InboxRow = Parameters<typeof toAttentionRequest>[0] & { workItemTitle: string; workItemStage: Stage };
 
 /** Attention requests of one status with their item's title and stage now: open ones oldest first, resolved ones most recently resolved first. */
-export async function selectInbox(db: Db, status: "open" | "resolved", limit: number): Promise<InboxRow[]> {
+export async function selectInbox(db: Db, status: "open" | "resolved", limit: number, inProjects: Prisma.Sql): Promise<InboxRow[]> {
   const order = status === "open" ? Prisma.sql`a.created_at, a.id` : Prisma.sql`a.resolved_at DESC, a.id`;
   return db.$queryRaw<InboxRow[]>`
     SELECT ${ATTENTION_COLUMNS}, w.title AS "workItemTitle", ${STAGE_SQL} AS "workItemStage"
       FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
-     WHERE a.status = ${status}
+     WHERE a.status = ${status} AND ${inProjects}
      ORDER BY ${order} LIMIT ${limit}`;
 }
 
@@ -74,18 +102,18 @@ export async function selectAncestors(db: Db, id: string): Promise<(ItemRef & { 
     SELECT ${REF}, c.depth FROM chain c JOIN work_items w ON w.id = c.id ORDER BY c.depth`;
 }
 
-/** The item's direct blockers, by id. */
-export async function selectBlockers(db: Db, id: string): Promise<ItemRef[]> {
+/** The item's direct blockers of the projects `inProjects` (over `w`) admits, by id. */
+export async function selectBlockers(db: Db, id: string, inProjects: Prisma.Sql): Promise<ItemRef[]> {
   return db.$queryRaw<ItemRef[]>`
     SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
-     WHERE d.work_item_id = ${id} ORDER BY w.id`;
+     WHERE d.work_item_id = ${id} AND ${inProjects} ORDER BY w.id`;
 }
 
-/** The first `limit` items that depend on the item, by id. */
-export async function selectDependents(db: Db, id: string, limit: number): Promise<ItemRef[]> {
+/** The first `limit` items of the projects `inProjects` admits that depend on the item, by id. */
+export async function selectDependents(db: Db, id: string, limit: number, inProjects: Prisma.Sql): Promise<ItemRef[]> {
   return db.$queryRaw<ItemRef[]>`
     SELECT ${REF} FROM dependencies d JOIN work_items w ON w.id = d.work_item_id
-     WHERE d.depends_on_id = ${id} ORDER BY w.id LIMIT ${limit}`;
+     WHERE d.depends_on_id = ${id} AND ${inProjects} ORDER BY w.id LIMIT ${limit}`;
 }
 
 /** The item's first `limit` children (only the open ones with `openOnly`), oldest first. */
@@ -100,16 +128,17 @@ export async function countChildren(db: Db, id: string): Promise<number> {
   return row?.n ?? 0;
 }
 
-export async function countDependents(db: Db, id: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM dependencies WHERE depends_on_id = ${id}`;
+export async function countDependents(db: Db, id: string, inProjects: Prisma.Sql): Promise<number> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    SELECT count(*)::int AS n FROM dependencies d JOIN work_items w ON w.id = d.work_item_id WHERE d.depends_on_id = ${id} AND ${inProjects}`;
   return row?.n ?? 0;
 }
 
 /** The open blockers of the given ancestors, by ancestor then id. */
-export async function selectAncestorBlockers(db: Db, ancestorIds: string[]): Promise<(ItemRef & { ancestorId: string })[]> {
+export async function selectAncestorBlockers(db: Db, ancestorIds: string[], inProjects: Prisma.Sql): Promise<(ItemRef & { ancestorId: string })[]> {
   return db.$queryRaw<(ItemRef & { ancestorId: string })[]>`
     SELECT d.work_item_id AS "ancestorId", ${REF} FROM dependencies d JOIN work_items w ON w.id = d.depends_on_id
-     WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' ORDER BY d.work_item_id, w.id`;
+     WHERE d.work_item_id = ANY(${ancestorIds}::text[]) AND w.status = 'open' AND ${inProjects} ORDER BY d.work_item_id, w.id`;
 }
 
 /** The item's open blocking attention requests, oldest first. */

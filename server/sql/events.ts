@@ -24,22 +24,23 @@ export async function appendEvents(tx: Tx, events: NewEvent[]): Promise<void> {
 
 export type EventRow = Parameters<typeof toEvent>[0];
 
-const itemFilter = (workItemId: string | undefined) =>
-  workItemId !== undefined ? Prisma.sql`AND e.work_item_id = ${workItemId}` : Prisma.empty;
+const itemFilter = (workItemId: string | undefined, inProjects: Prisma.Sql | undefined) => Prisma.sql`
+  ${workItemId !== undefined ? Prisma.sql`AND e.work_item_id = ${workItemId}` : Prisma.empty}
+  ${inProjects !== undefined ? Prisma.sql`AND EXISTS (SELECT 1 FROM work_items w WHERE w.id = e.work_item_id AND ${inProjects})` : Prisma.empty}`;
 
 /** Up to `limit` events below sequence `before` (all when undefined), newest first, of one item when given. */
-export async function selectEventsBefore(db: Db, input: { before?: number; workItemId?: string; limit: number }): Promise<EventRow[]> {
+export async function selectEventsBefore(db: Db, input: { before?: number; workItemId?: string; inProjects?: Prisma.Sql; limit: number }): Promise<EventRow[]> {
   return db.$queryRaw<EventRow[]>`
     SELECT ${EVENT_COLUMNS} FROM events e
-     WHERE TRUE ${input.before !== undefined ? Prisma.sql`AND e.sequence < ${input.before}` : Prisma.empty} ${itemFilter(input.workItemId)}
+     WHERE TRUE ${input.before !== undefined ? Prisma.sql`AND e.sequence < ${input.before}` : Prisma.empty} ${itemFilter(input.workItemId, input.inProjects)}
      ORDER BY e.sequence DESC LIMIT ${input.limit}`;
 }
 
 /** Up to `limit` events with after < sequence <= through, oldest first, of one item when given. */
-export async function selectEventsBetween(db: Db, input: { after: number; through: number; workItemId?: string; limit: number }): Promise<EventRow[]> {
+export async function selectEventsBetween(db: Db, input: { after: number; through: number; workItemId?: string; inProjects?: Prisma.Sql; limit: number }): Promise<EventRow[]> {
   return db.$queryRaw<EventRow[]>`
     SELECT ${EVENT_COLUMNS} FROM events e
-     WHERE e.sequence > ${input.after} AND e.sequence <= ${input.through} ${itemFilter(input.workItemId)}
+     WHERE e.sequence > ${input.after} AND e.sequence <= ${input.through} ${itemFilter(input.workItemId, input.inProjects)}
      ORDER BY e.sequence LIMIT ${input.limit}`;
 }
 

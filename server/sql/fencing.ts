@@ -1,4 +1,6 @@
+import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
+import { inCallerScope, maySeeProject } from "../domain/scope";
 import { actingWorker, LOCKED_ITEM_COLUMNS } from "../domain/fencing";
 import type { Caller } from "../domain/types";
 import { LEASE_COLUMNS, type LeaseRow } from "../domain/views";
@@ -18,6 +20,17 @@ export interface CurrentLease {
   item: LockedItem;
   /** The worker the call acts for: the lease's worker. */
   workerId: string;
+}
+
+/**
+ * Rule 12 (projects scope tokens) for the one-statement lease writes (release, renew): whether a
+ * scoped caller presents a lease on an item outside its projects. No statement for unscoped callers.
+ */
+export async function leaseOutsideScope(db: Db | Tx, caller: Caller, leaseId: string): Promise<boolean> {
+  if (caller.projects.length === 0) return false;
+  const [row] = await db.$queryRaw<{ inScope: boolean }[]>`
+    SELECT ${inCallerScope(caller)} AS "inScope" FROM leases l JOIN work_items w ON w.id = l.work_item_id WHERE l.id = ${leaseId}::uuid`;
+  return row !== undefined && !row.inScope;
 }
 
 /** Locks one work item row (FOR UPDATE), or returns null when it does not exist. */
@@ -56,9 +69,11 @@ export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, 
   const refuse = (kind: string, extra: Record<string, unknown> = {}) =>
     countFenced(kind, new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra }));
 
-  const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string }[]>`
-    SELECT work_item_id AS "workItemId", worker_id AS "workerId" FROM leases WHERE id = ${leaseId}::uuid`;
-  if (!owner) throw refuse("unknown");
+  const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string; projectId: string }[]>`
+    SELECT l.work_item_id AS "workItemId", l.worker_id AS "workerId", w.project_id AS "projectId"
+      FROM leases l JOIN work_items w ON w.id = l.work_item_id WHERE l.id = ${leaseId}::uuid`;
+  // Rule 12 (projects scope tokens): a lease on an item outside the caller's projects is refused as if it did not exist.
+  if (!owner || !maySeeProject(caller, owner.projectId)) throw refuse("unknown");
   const actingFor = actingWorker(caller, requestedWorkerId);
   if (actingFor && actingFor !== owner.workerId) {
     throw new WorkGraphError("FORBIDDEN", `lease ${leaseId} belongs to worker ${owner.workerId}, not ${actingFor}`);

@@ -11,25 +11,38 @@ export async function lockGraphShape(tx: Tx): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))`;
 }
 
+/** What a new child of an item takes from it: project, inherited blockers, priority, `requires` and concurrency key. */
+export interface AncestorChainHead {
+  inherited: number;
+  status: string;
+  priority: number;
+  projectId: string;
+  requires: string[];
+  concurrencyKey: string | null;
+}
+
 /**
  * Share-locks `id`, all its ancestors and the items `alsoLock` names, in one statement in id
  * order (the global lock order), and returns id's status and how many open dependencies a new
  * child of `id` inherits (id's own plus its ancestors'), or null when `id` does not exist.
  */
-export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<{ inherited: number; status: string; priority: number } | null> {
-  const [row] = await tx.$queryRaw<{ inherited: number; status: string; priority: number }[]>`
+export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<AncestorChainHead | null> {
+  const [row] = await tx.$queryRaw<AncestorChainHead[]>`
     WITH RECURSIVE chain(id, depth) AS (
       SELECT ${id}::text, 0
       UNION ALL
       SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
     ), locked AS (
-      SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count
+      SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count,
+             w.project_id, w.requires, w.concurrency_key
         FROM work_items w
        WHERE w.id IN (SELECT chain.id FROM chain UNION SELECT unnest(${alsoLock}::text[]))
        ORDER BY w.id
          FOR SHARE OF w
     )
-    SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority FROM locked WHERE id = ${id}`;
+    SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority,
+           project_id AS "projectId", requires, concurrency_key AS "concurrencyKey"
+      FROM locked WHERE id = ${id}`;
   return row ?? null;
 }
 

@@ -189,24 +189,24 @@ export async function findLease(db: Db, leaseId: string): Promise<LeaseRow | und
 /** Live leases, soonest expiry first, at most `limit`, of one worker when given; after lease `after` when given. */
 export async function selectLiveLeases(
   db: Db,
-  input: { workerId?: string; limit: number; after?: string },
+  input: { workerId?: string; limit: number; after?: string; inProjects: Prisma.Sql },
 ): Promise<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]> {
   return db.$queryRaw<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle",
            round(extract(epoch FROM l.expires_at - statement_timestamp())::numeric, 3)::float8 AS "secondsLeft"
       FROM leases l JOIN work_items w ON w.id = l.work_item_id
-     WHERE l.ended_at IS NULL AND l.expires_at > statement_timestamp()
+     WHERE l.ended_at IS NULL AND l.expires_at > statement_timestamp() AND ${input.inProjects}
        ${input.workerId ? Prisma.sql`AND l.worker_id = ${input.workerId}` : Prisma.empty}
        ${input.after ? Prisma.sql`AND (l.expires_at, l.id) > (SELECT p.expires_at, p.id FROM leases p WHERE p.id = ${input.after}::uuid)` : Prisma.empty}
      ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;
 }
 
-/** The `limit` most recently ended leases, of one worker when given. */
-export async function selectRecentlyEndedLeases(db: Db, limit: number, workerId?: string): Promise<(LeaseRow & { workItemTitle: string })[]> {
+/** The `limit` most recently ended leases on items `inProjects` (over `w`) admits, of one worker when given. */
+export async function selectRecentlyEndedLeases(db: Db, limit: number, inProjects: Prisma.Sql, workerId?: string): Promise<(LeaseRow & { workItemTitle: string })[]> {
   return db.$queryRaw<(LeaseRow & { workItemTitle: string })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle"
       FROM leases l JOIN work_items w ON w.id = l.work_item_id
-     WHERE l.ended_at IS NOT NULL ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
+     WHERE l.ended_at IS NOT NULL AND ${inProjects} ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}
      ORDER BY l.ended_at DESC, l.id LIMIT ${limit}`;
 }
 

@@ -50,12 +50,12 @@ export interface DeliveryRow {
 /** Inserts a webhook unless `max` live ones exist already (undefined then). */
 export async function insertWebhookBelowLimit(
   db: Db,
-  webhook: { url: string; events: string[]; format: WebhookFormat; label: string | null; secretCiphertext: string },
+  webhook: { url: string; events: string[]; format: WebhookFormat; label: string | null; projectId: string | null; secretCiphertext: string },
   max: number,
 ): Promise<WebhookRow | undefined> {
   const [row] = await db.$queryRaw<WebhookRow[]>`
-    INSERT INTO webhooks (url, events, format, label, secret_ciphertext)
-    SELECT ${webhook.url}, ${webhook.events}::text[], ${webhook.format}, ${webhook.label}, ${webhook.secretCiphertext}
+    INSERT INTO webhooks (url, events, format, label, project_id, secret_ciphertext)
+    SELECT ${webhook.url}, ${webhook.events}::text[], ${webhook.format}, ${webhook.label}, ${webhook.projectId}, ${webhook.secretCiphertext}
      WHERE (SELECT count(*) FROM webhooks WHERE deleted_at IS NULL) < ${max}
     RETURNING ${WEBHOOK_COLUMNS}`;
   return row;

@@ -43,6 +43,7 @@ export interface WorkerRow {
   released: number;
   expired: number;
   revoked: number;
+  capabilities: string[];
 }
 
 /** Every worker seen (or only `only`), most recently seen first, at most `limit` (queries/workers.ts listWorkers says what counts). */
@@ -66,7 +67,9 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
            (SELECT e.created_at FROM events e WHERE e.actor = k.worker_id ORDER BY e.sequence DESC LIMIT 1) AS "lastSeenAt",
            (SELECT count(*)::int FROM leases l
              WHERE l.worker_id = k.worker_id AND l.acquired_at > statement_timestamp() - interval '1 hour') AS claimed,
-           ended.released, ended.expired, ended.revoked
+           ended.released, ended.expired, ended.revoked,
+           ARRAY(SELECT DISTINCT c FROM api_tokens t, unnest(t.capabilities) c
+                  WHERE t.worker_id = k.worker_id AND t.role = 'agent' AND t.revoked_at IS NULL ORDER BY c) AS capabilities
       FROM (${known}) k
       LEFT JOIN worker_drains d ON d.worker_id = k.worker_id
       CROSS JOIN LATERAL (

@@ -6,6 +6,7 @@ import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { limitsRouter } from "./routers/limits";
 import { notesRouter } from "./routers/notes";
+import { projectsRouter } from "./routers/projects";
 import { tokensRouter } from "./routers/tokens";
 import { webhooksRouter } from "./routers/webhooks";
 import { workItemsRouter } from "./routers/work-items";
@@ -23,6 +24,7 @@ export const appRouter = router({
   workers: workersRouter,
   webhooks: webhooksRouter,
   limits: limitsRouter,
+  projects: projectsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -55,6 +55,10 @@ export const childSpec = z.object({
   description,
   priority: priority.optional(),
   dependsOn: z.array(workItemRef).max(100).optional(),
+  requires: capabilities.optional(),
+  concurrencyKey: concurrencyKey.nullish(),
+  notBefore: isoTime.optional(),
+  delaySeconds: delaySeconds.optional(),
 });
 
 /** API.md calls the optional idempotency key `idempotencyKey`; `key` is accepted as a short alias. */

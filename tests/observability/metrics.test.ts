@@ -67,7 +67,7 @@ describe("GET /api/metrics", () => {
       expect(value(`work_graph_lease_held_seconds_bucket{le="+Inf",outcome="${outcome}"}`), outcome).toBe("0");
     }
     for (const kind of LEASE_NOT_CURRENT_KINDS) expect(value(`work_graph_fenced_total{kind="${kind}"}`), kind).toBe("0");
-    for (const stage of STAGES) expect(value(`work_graph_items{stage="${stage}"}`), stage).toBe("0");
+    for (const stage of STAGES) expect(value(`work_graph_items{stage="${stage}",project="default"}`), stage).toBe("0");
   });
 
   it("answers an operator and an admin with every required metric, typed, in the Prometheus text format", async () => {

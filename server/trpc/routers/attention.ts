@@ -3,7 +3,7 @@ import { requestAttention, resolveAttention } from "../../operations/attention";
 import { getAttention, listAttention, waitForAttention } from "../../queries/attention";
 import { assertActsForSelf } from "../identity";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { attentionKind, idempotencyKey, leaseRef, limit, safeString, text, uuid, workItemRef, withKey } from "../schemas";
+import { attentionKind, idempotencyKey, leaseRef, limit, projectId, safeString, text, uuid, workItemRef, withKey } from "../schemas";
 
 const attentionRequestInput = z.object({
   ...leaseRef,
@@ -34,12 +34,13 @@ export const attentionRouter = router({
       workItemId: workItemRef.optional(),
       limit: limit(200, 50),
       cursor: safeString().max(400).optional(),
+      projectId: projectId.optional(),
     }).default({ limit: 50 }))
-    .query(({ ctx, input }) => listAttention(ctx.db, input)),
+    .query(({ ctx, input }) => listAttention(ctx.db, ctx.caller, input)),
 
-  get: authedProcedure.input(z.object({ id: uuid })).query(({ ctx, input }) => getAttention(ctx.db, input.id)),
+  get: authedProcedure.input(z.object({ id: uuid })).query(({ ctx, input }) => getAttention(ctx.db, ctx.caller, input.id)),
 
   wait: authedProcedure
     .input(z.object({ id: uuid, timeoutSeconds: z.number().min(1).max(60).default(30) }))
-    .query(({ ctx, input, signal }) => waitForAttention(ctx.db, input.id, input.timeoutSeconds, signal)),
+    .query(({ ctx, input, signal }) => waitForAttention(ctx.db, ctx.caller, input.id, input.timeoutSeconds, signal)),
 });

@@ -4,7 +4,7 @@ import { WorkGraphError } from "../../errors";
 import { listEvents } from "../../queries/events";
 import { openEventStream } from "../../queries/event-stream";
 import { authedProcedure, router } from "../init";
-import { limit, safeString, workItemRef } from "../schemas";
+import { limit, projectId, safeString, workItemRef } from "../schemas";
 
 /** How often a streaming caller's credential is checked again: a revoked token or an ended session stops receiving within this. */
 const CREDENTIAL_RECHECK_MS = 5_000;
@@ -17,8 +17,9 @@ export const eventsRouter = router({
       before: z.number().int().min(1).optional(),
       order: z.enum(["asc", "desc"]).default("asc"),
       limit: limit(500, 100),
+      projectId: projectId.optional(),
     }).default({ limit: 100, order: "asc" }))
-    .query(({ ctx, input }) => listEvents(ctx.db, input)),
+    .query(({ ctx, input }) => listEvents(ctx.db, ctx.caller, input)),
 
   /** SSE; a reconnect's Last-Event-ID arrives as `lastEventId` and wins over `after`. */
   stream: authedProcedure
@@ -27,6 +28,7 @@ export const eventsRouter = router({
       workItemId: workItemRef.optional(),
       types: z.array(safeString().min(1).max(100)).min(1).max(50).optional(),
       lastEventId: safeString().regex(/^\d{1,15}$/, "lastEventId must be an event sequence").optional(),
+      projectId: projectId.optional(),
     }).default({}))
     .subscription(async ({ ctx, input, signal }) => {
       const after = input.lastEventId !== undefined ? Number(input.lastEventId) : input.after;
@@ -40,7 +42,7 @@ export const eventsRouter = router({
         }
         checkedAt = performance.now();
       };
-      const events = await openEventStream(ctx.db, { ...input, after }, signal, authorize);
+      const events = await openEventStream(ctx.db, ctx.caller, { ...input, after }, signal, authorize);
       return (async function* () {
         for await (const event of events) yield tracked(String(event.sequence), event);
       })();

@@ -85,16 +85,16 @@ export const leasesRouter = router({
     .input(z.object({ leaseId: uuid, epoch, reason: text("reason", 10_000) }))
     .mutation(({ ctx, input }) => revokeLease(ctx.db, ctx.caller, input)),
 
-  get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, input.leaseId)),
+  get: authedProcedure.input(z.object({ leaseId: uuid })).query(({ ctx, input }) => getLease(ctx.db, ctx.caller, input.leaseId)),
 
   active: authedProcedure
-    .input(z.object({ workerId: workerId.optional(), limit: limit(500, 200), after: uuid.optional() }).default({ limit: 200 }))
-    .query(({ ctx, input }) => activeLeases(ctx.db, input)),
+    .input(z.object({ workerId: workerId.optional(), limit: limit(500, 200), after: uuid.optional(), projectId: projectId.optional() }).default({ limit: 200 }))
+    .query(({ ctx, input }) => activeLeases(ctx.db, ctx.caller, input)),
 
   /** Dashboard: most recently ended leases (not in API.md's table; an addition). */
   recent: authedProcedure
     .input(z.object({ workerId: workerId.optional(), limit: limit(200, 50) }).default({ limit: 50 }))
-    .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, input.limit, input.workerId)),
+    .query(({ ctx, input }) => recentlyEndedLeases(ctx.db, ctx.caller, input.limit, input.workerId)),
 
-  history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, input.workItemId)),
+  history: authedProcedure.input(z.object({ workItemId: workItemRef })).query(({ ctx, input }) => leaseHistory(ctx.db, ctx.caller, input.workItemId)),
 });

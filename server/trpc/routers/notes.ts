@@ -6,5 +6,5 @@ import { limit, safeString, workItemRef } from "../schemas";
 export const notesRouter = router({
   list: authedProcedure
     .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: safeString().max(400).optional(), order: z.enum(["asc", "desc"]).default("asc") }))
-    .query(({ ctx, input }) => listNotes(ctx.db, input)),
+    .query(({ ctx, input }) => listNotes(ctx.db, ctx.caller, input)),
 });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { createWebhook, deleteWebhook, queueTestDelivery } from "../../operations/webhooks";
 import { listDeliveries, listWebhooks } from "../../queries/webhooks";
 import { rolesProcedure, router } from "../init";
-import { limit, safeString, uuid } from "../schemas";
+import { limit, projectId, safeString, uuid } from "../schemas";
 
 const admin = rolesProcedure();
 
@@ -26,6 +26,7 @@ export const webhooksRouter = router({
         events: z.array(eventPattern).min(1).max(50).default(["*"]),
         format: z.enum(["json", "slack"]).default("json"),
         label: safeString().max(200).optional(),
+        projectId: projectId.optional(),
       }),
     )
     .mutation(({ ctx, input }) => createWebhook(ctx.db, input)),

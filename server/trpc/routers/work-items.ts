@@ -4,9 +4,11 @@ import { createWorkItem } from "../../operations/create";
 import { addDependency, removeDependency } from "../../operations/dependencies";
 import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
+import { updateWorkItem } from "../../operations/update-item";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { capabilities, projectId, withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
+import { capabilities, concurrencyKey, delaySeconds, externalId, isoTime, projectId } from "../schemas";
+import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
 
 export const workItemsRouter = router({
   create: rolesProcedure("operator", "agent")
@@ -19,10 +21,16 @@ export const workItemsRouter = router({
       priority: priority.optional(),
       idempotencyKey: idempotencyKey.optional(),
       key: idempotencyKey.optional(),
+      projectId: projectId.optional(),
+      requires: capabilities.optional(),
+      concurrencyKey: concurrencyKey.optional(),
+      notBefore: isoTime.optional(),
+      delaySeconds: delaySeconds.optional(),
+      externalId: externalId.optional(),
     }))
     .mutation(({ ctx, input }) => createWorkItem(ctx.db, ctx.caller, withKey(input))),
 
-  get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, input.id)),
+  get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, ctx.caller, input.id)),
 
   list: authedProcedure
     .input(z.object({
@@ -31,8 +39,10 @@ export const workItemsRouter = router({
       search: safeString().max(200).optional(),
       limit: limit(200, 50),
       cursor: safeString().max(400).optional(),
+      projectId: projectId.optional(),
+      externalId: externalId.optional(),
     }).default({ limit: 50 }))
-    .query(({ ctx, input }) => listWorkItems(ctx.db, input)),
+    .query(({ ctx, input }) => listWorkItems(ctx.db, ctx.caller, input)),
 
   queue: authedProcedure
     .input(z.object({ limit: limit(200, 50), workerId: workerId.optional(), projectId: projectId.optional(), capabilities: capabilities.optional() }).default({ limit: 50 }))
@@ -49,6 +59,17 @@ export const workItemsRouter = router({
   move: rolesProcedure("operator")
     .input(z.object({ id: workItemRef, parentId: workItemRef.nullable() }))
     .mutation(({ ctx, input }) => moveWorkItem(ctx.db, ctx.caller, input)),
+
+  update: rolesProcedure("operator")
+    .input(z.object({
+      id: workItemRef,
+      title: title.optional(),
+      description,
+      requires: capabilities.optional(),
+      concurrencyKey: concurrencyKey.nullable().optional(),
+      notBefore: isoTime.nullable().optional(),
+    }))
+    .mutation(({ ctx, input }) => updateWorkItem(ctx.db, ctx.caller, input)),
 
   setPriority: rolesProcedure("operator")
     .input(z.object({ id: workItemRef, priority }))
