@@ -14,7 +14,8 @@ import { createToken } from "../server/auth/tokens";
 import { createDb } from "../server/db";
 import { freePort } from "../server/database/embedded";
 import { migrateDeploy } from "../server/database/migrate";
-import { claim } from "../server/operations/claim";
+import { claim, type ClaimInput } from "../server/operations/claim";
+import type { Caller } from "../server/domain/types";
 import { release } from "../server/operations/finish";
 import { cancelWorkItem } from "../server/operations/cancel-item";
 import { summary } from "../server/queries/dashboard";
@@ -29,7 +30,7 @@ import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
 import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
 import { observability, renderObservability, type ObservabilityResult } from "./observability";
 import {
-  agent, benchDir, buildGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
+  agent, benchDir, buildGraph, ROUTING, routeGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
 } from "./support";
 
@@ -48,13 +49,13 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,routing,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "fanout", "waiters", "webhooks", "observability"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "routing", "fanout", "waiters", "webhooks", "observability"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "Work Graph, 2 npm start servers", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -293,25 +294,9 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
   const graph = await buildGraph(url, n);
   const db = createDb(url, { poolSize: 4 });
   try {
-    const caller = agent("scale");
-    const claimMs: number[] = [];
-    const releaseMs: number[] = [];
+    const { claimMs, releaseMs } = await claimReleaseLatency(db, agent("scale"), {});
     const summaryMs: number[] = [];
-    // Warm-up: connection, prepared statements, caches (a running server has them).
-    for (let i = 0; i < 5; i++) {
-      const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
-      await release(db, caller, { leaseId: claimed!.lease.id, epoch: claimed!.lease.epoch, evidence: "bench" });
-      await summary(db, EVERY_PROJECT);
-    }
-    for (let i = 0; i < config.samples; i++) {
-      let t = performance.now();
-      const claimed = await claim(db, caller, "scale", { durationSeconds: 300 });
-      claimMs.push(performance.now() - t);
-      if (!claimed) throw new Error("scale: nothing ready to claim");
-      t = performance.now();
-      await release(db, caller, { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
-      releaseMs.push(performance.now() - t);
-    }
+    for (let i = 0; i < 5; i++) await summary(db, EVERY_PROJECT);
     // Apart from the claims: at 100k items a summary is a scan that would evict their cache lines.
     for (let i = 0; i < Math.max(10, config.samples / 3); i++) {
       const t = performance.now();
@@ -327,6 +312,57 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
       releaseP50: percentile(releaseMs, 50), releaseP99: percentile(releaseMs, 99),
       summaryP50: percentile(summaryMs, 50), summaryP99: percentile(summaryMs, 99),
     };
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+/** Next-claim then release, one after the other, config.samples times after a warm-up (connection, prepared statements, caches). */
+async function claimReleaseLatency(db: ReturnType<typeof createDb>, caller: Caller, route: Pick<ClaimInput, "projectId" | "capabilities">) {
+  const claimMs: number[] = [];
+  const releaseMs: number[] = [];
+  for (let i = 0; i < 5 + config.samples; i++) {
+    let t = performance.now();
+    const claimed = await claim(db, caller, caller.workerId!, { durationSeconds: 300, ...route });
+    if (i >= 5) claimMs.push(performance.now() - t);
+    if (!claimed) throw new Error(`scale: nothing ready to claim for ${JSON.stringify(route)}`);
+    t = performance.now();
+    await release(db, caller, { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
+    if (i >= 5) releaseMs.push(performance.now() - t);
+  }
+  return { claimMs, releaseMs };
+}
+
+interface RoutedScaleResult {
+  openItems: number;
+  route: string;
+  claimP50: number;
+  claimP99: number;
+  releaseP50: number;
+}
+
+/**
+ * The scale graph with queue policy (bench/support.ts ROUTING): next-claim latency for a
+ * worker with half the capabilities, across every project and within one, against the same
+ * graph's unrouted claim.
+ */
+async function routedScale(url: string, n: number): Promise<RoutedScaleResult[]> {
+  const graph = await buildGraph(url, n);
+  await routeGraph(url);
+  const half = Array.from({ length: ROUTING.capabilities / 2 }, (_, i) => `cap-${i}`);
+  const routes: { route: string; input: Pick<ClaimInput, "projectId" | "capabilities">; capabilities: string[] }[] = [
+    { route: "no capabilities (items requiring none), every project", input: {}, capabilities: [] },
+    { route: `${half.length} of ${ROUTING.capabilities} capabilities, every project`, input: { capabilities: half }, capabilities: half },
+    { route: `${half.length} of ${ROUTING.capabilities} capabilities, one of ${ROUTING.projects} projects`, input: { capabilities: half, projectId: "p1" }, capabilities: half },
+  ];
+  const db = createDb(url, { poolSize: 4 });
+  try {
+    const results: RoutedScaleResult[] = [];
+    for (const { route, input, capabilities } of routes) {
+      const { claimMs, releaseMs } = await claimReleaseLatency(db, { ...agent("routed"), capabilities }, input);
+      results.push({ openItems: graph.open, route, claimP50: percentile(claimMs, 50), claimP99: percentile(claimMs, 99), releaseP50: percentile(releaseMs, 50) });
+    }
+    return results;
   } finally {
     await db.$disconnect();
   }
@@ -525,6 +561,14 @@ async function main() {
       log(`scale ${s.openItems} open: claim p50 ${s.claimP50.toFixed(2)} ms, release p50 ${s.releaseP50.toFixed(2)} ms, summary p50 ${s.summaryP50.toFixed(2)} ms`);
       log(`scale ${s.openItems} open, dashboard reads p50: ${Object.entries(s.dashboardP50).map(([k, v]) => `${k} ${v.toFixed(2)} ms`).join(", ")}`);
     }
+    const routed: RoutedScaleResult[] = [];
+    if (parts.has("routing")) {
+      const n = config.scales.at(-1)!;
+      const url = await createDatabase(server.adminUrl, "bench_routed", template);
+      routed.push(...(await routedScale(url, n)));
+      await dropDatabase(server.adminUrl, "bench_routed");
+      for (const r of routed) log(`routed scale ${r.openItems} open, ${r.route}: claim p50 ${r.claimP50.toFixed(2)} ms, p99 ${r.claimP99.toFixed(2)} ms`);
+    }
     let cascaded: CascadeResult | null = null;
     if (parts.has("scale")) {
       const url = await createDatabase(server.adminUrl, "bench_cascade", template);
@@ -565,6 +609,7 @@ async function main() {
       config,
       throughput,
       scales,
+      routed,
       cascade: cascaded,
       fanout: fan,
       waiters,
@@ -662,6 +707,7 @@ function renderMarkdown(report: {
   facts: Awaited<ReturnType<typeof machineFacts>> & { loadAverageAtEnd: number[]; durationSeconds: number };
   throughput: Record<Row, Record<number, Measurement>>;
   scales: ScaleResult[];
+  routed: RoutedScaleResult[];
   cascade: CascadeResult | null;
   fanout: FanoutResult | null;
   waiters: WaiterResult | null;
@@ -721,6 +767,19 @@ function renderMarkdown(report: {
           `| dashboard read p50 (ms) | ${report.scales.map((s) => `${s.openItems.toLocaleString("en")} open`).join(" | ")} |`,
           `|---|${report.scales.map(() => "---:").join("|")}|`,
           ...Object.keys(report.scales[0]!.dashboardP50).map((name) => `| ${name} | ${report.scales.map((s) => s.dashboardP50[name]!.toFixed(2)).join(" | ")} |`),
+          "",
+        ]
+      : []),
+    ...(report.routed.length > 0
+      ? [
+          `Queue policy on the largest graph: its items spread over ${ROUTING.projects} projects, a third requiring no capability, a third one and a third two of ${ROUTING.capabilities}, a tenth on one of ${ROUTING.limitedKeys} keys limited to ${ROUTING.maxLeases} live leases (bench/support.ts routeGraph). One worker, next-claim then release:`,
+          "",
+          "| open items | the claiming worker | next-claim p50 / p99 (ms) | release p50 (ms) | claim p50 vs the unrouted graph |",
+          "|---:|---|---:|---:|---:|",
+          ...report.routed.map((r) => {
+            const plain = report.scales.find((s) => s.openItems === r.openItems);
+            return `| ${r.openItems.toLocaleString("en")} | ${r.route} | ${r.claimP50.toFixed(2)} / ${r.claimP99.toFixed(2)} | ${r.releaseP50.toFixed(2)} | ${plain ? `${(r.claimP50 / plain.claimP50).toFixed(2)} ×` : "—"} |`;
+          }),
           "",
         ]
       : []),

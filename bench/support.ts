@@ -176,6 +176,36 @@ export async function buildGraph(url: string, n: number) {
   return { open: leased + ready + parents + children + blocked + underBlocked + attention, leased, finished: done };
 }
 
+/** The routed graph of BENCHMARKS.md's queue-policy rows: how buildGraph's items are spread. */
+export const ROUTING = { projects: 20, capabilities: 10, keyedShare: 0.1, limitedKeys: 50, maxLeases: 5 } as const;
+
+/**
+ * Spreads buildGraph's items over ROUTING.projects projects, gives a third of them no required
+ * capability, a third one and a third two of ROUTING.capabilities, and puts a tenth of them on
+ * one of ROUTING.limitedKeys keys with a limit: the queue policy a claim has to route through.
+ */
+export async function routeGraph(url: string): Promise<void> {
+  const { projects, capabilities, keyedShare, limitedKeys, maxLeases } = ROUTING;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`
+      INSERT INTO projects (id, name) SELECT 'p' || g, 'Project ' || g FROM generate_series(1, ${projects - 1}) g;
+      INSERT INTO limits (key, max_leases) SELECT 'key-' || g, ${maxLeases} FROM generate_series(0, ${limitedKeys - 1}) g;
+      UPDATE work_items SET
+        project_id = CASE WHEN h % ${projects} = 0 THEN 'default' ELSE 'p' || (h % ${projects}) END,
+        requires = CASE (h / ${projects}) % 3
+          WHEN 0 THEN '{}'::text[]
+          WHEN 1 THEN ARRAY['cap-' || (h % ${capabilities})]
+          ELSE ARRAY(SELECT DISTINCT unnest(ARRAY['cap-' || (h % ${capabilities}), 'cap-' || ((h / 7) % ${capabilities})]) ORDER BY 1) END,
+        concurrency_key = CASE WHEN (h / 3) % 1000 < ${keyedShare * 1000} THEN 'key-' || (h % ${limitedKeys}) END
+      FROM (SELECT id AS hid, abs(hashtext(id)) AS h FROM work_items) hashed WHERE hashed.hid = work_items.id;
+      VACUUM ANALYZE;`);
+  } finally {
+    await client.end();
+  }
+}
+
 /**
  * Runs `workers` concurrent loops of `cycle` for `windowMs`; returns completed cycles per second.
  * A loop stops early when `cycle` returns false (nothing left to claim).
