@@ -139,9 +139,10 @@ export async function claimNamedItem(
   const state = await lockNamedItemState(tx, id, routing);
   if (state === null) throw notFound("work item", id);
   if (state.stage === "scheduled") {
-    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is scheduled for ${state.notBefore}`, {
+    const notBefore = state.notBefore!.toISOString();
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is scheduled for ${notBefore}`, {
       stage: "scheduled",
-      notBefore: state.notBefore,
+      notBefore,
       workItemId: id,
     });
   }
