@@ -89,7 +89,8 @@ async function leaseNextClaimable(
  * the probe rolls back to the savepoint — releasing the item and the key row, so this
  * transaction never holds a key row while it locks another item — and the next probe passes
  * over that key. An item sent to a person on the way is no longer claimable, so the next probe
- * skips it.
+ * skips it — unless this probe holds a key's lock, which a probe that goes on must never do:
+ * then the claim ends with nothing (rare: the commit of the help request wakes waiting claims).
  */
 async function claimNextInTransaction(
   tx: Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing,
@@ -108,7 +109,7 @@ async function claimNextInTransaction(
       }
     }
     const leased = await endExpiryThenLease(tx, pickedId, workerId, durationSeconds);
-    if (leased) return leased;
+    if (leased || limitedKey !== null) return leased;
   }
   return null;
 }
@@ -138,9 +139,10 @@ export async function claimNamedItem(
   const state = await lockNamedItemState(tx, id, routing);
   if (state === null) throw notFound("work item", id);
   if (state.stage === "scheduled") {
-    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is scheduled for ${state.notBefore}`, {
+    const notBefore = state.notBefore!.toISOString();
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${id} is not ready: it is scheduled for ${notBefore}`, {
       stage: "scheduled",
-      notBefore: state.notBefore,
+      notBefore,
       workItemId: id,
     });
   }

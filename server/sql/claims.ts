@@ -121,7 +121,7 @@ export interface NamedItemState {
   stage: string;
   requires: string[];
   concurrencyKey: string | null;
-  notBefore: string | null;
+  notBefore: Date | null;
 }
 
 /**
