@@ -101,6 +101,10 @@ describe("rule 12", () => {
     expect((await people.operator.events.list({ projectId: "alpha", limit: 500 })).items).toEqual(events.items);
     expect((await alphaOperator.events.list({ order: "desc", limit: 500 })).items.map((e) => e.sequence)).toEqual(events.items.map((e) => e.sequence).reverse());
     expect((await alphaOperator.projects.list()).map((project) => project.id)).toEqual(["alpha"]);
+
+    const everything = (await people.operator.dashboard.activity({ range: "hour" })).totals;
+    expect(everything).toMatchObject({ claims: 2, attentionRequests: 1 });
+    expect((await alphaOperator.dashboard.activity({ range: "hour" })).totals).toMatchObject({ claims: 0, attentionRequests: 0, readyToClaimP50: null });
   });
 
   it("a create in another project is FORBIDDEN; a single-project agent creates there by default; move across projects is VALIDATION", async ({ database, people }) => {
