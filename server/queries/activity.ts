@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import { selectActivity, type PercentileRow } from "../sql/activity";
+import type { Caller } from "../domain/types";
+import { activityScope, selectActivity, type PercentileRow } from "../sql/activity";
 
 export const ACTIVITY_RANGES = {
   hour: { bucketSeconds: 5 * 60, buckets: 12 },
@@ -51,9 +52,9 @@ export interface Activity {
  * together in one index scan (claims sharing a sampled instant are all in the sample, so
  * below READY_WAIT_SAMPLE every claim is counted exactly once).
  */
-export async function activity(db: Db, range: ActivityRange): Promise<Activity> {
+export async function activity(db: Db, range: ActivityRange, caller: Pick<Caller, "projects"> = { projects: [] }): Promise<Activity> {
   const { bucketSeconds, buckets: bucketCount } = ACTIVITY_RANGES[range];
-  const row = await selectActivity(db, bucketSeconds, bucketCount);
+  const row = await selectActivity(db, bucketSeconds, bucketCount, activityScope(caller.projects));
   const since = row.since.getTime();
   const width = bucketSeconds * 1000;
   const indexOf = (start: string) => Math.round((new Date(start).getTime() - since) / width);

@@ -1,6 +1,6 @@
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
-import { LEASE_OUTCOMES, type LeaseOutcome } from "../domain/types";
+import { LEASE_OUTCOMES, type Caller, type LeaseOutcome } from "../domain/types";
 import { countLeasesEndedLastHour } from "../sql/leases";
 import { selectWorkers } from "../sql/workers";
 
@@ -25,8 +25,8 @@ export const WORKERS_LIMIT = 1000;
  * of its claims, renewals, notes, finishes and attention requests), last-hour counts from
  * leases by (worker_id, acquired_at) and (worker_id, ended_at).
  */
-export async function listWorkers(db: Db | Tx, only?: string): Promise<Worker[]> {
-  const rows = await selectWorkers(db, only, WORKERS_LIMIT);
+export async function listWorkers(db: Db | Tx, only?: string, caller: Pick<Caller, "projects"> = { projects: [] }): Promise<Worker[]> {
+  const rows = await selectWorkers(db, only, WORKERS_LIMIT, caller.projects);
   return rows.map((row) => ({
     workerId: row.workerId,
     liveLeases: Number(row.liveLeases),

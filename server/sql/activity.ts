@@ -43,7 +43,9 @@ const BUCKET = Prisma.sql`date_bin((SELECT width FROM r), e.created_at, (SELECT 
  * outcome lives in `data`; the literal predicates below must stay literal, not parameters, so
  * that a generic plan of the prepared statement can still use those indexes).
  */
-export async function selectActivity(db: Db, bucketSeconds: number, bucketCount: number): Promise<ActivityRow> {
+/** `inScope`: Prisma.empty for every project, else `AND …` over events `e` (rule 12 (projects scope tokens)), see activityScope. */
+export async function selectActivity(db: Db, bucketSeconds: number, bucketCount: number, inScope: Prisma.Sql = Prisma.empty): Promise<ActivityRow> {
+  const inRange = Prisma.sql`${IN_RANGE} ${inScope}`;
   const [row] = await db.$queryRaw<ActivityRow[]>`
     WITH r AS (
       SELECT statement_timestamp() AS now,
@@ -51,25 +53,25 @@ export async function selectActivity(db: Db, bucketSeconds: number, bucketCount:
              make_interval(secs => ${bucketSeconds}) AS width
     ), claim_times AS (
       SELECT e.created_at, row_number() OVER (ORDER BY e.created_at) AS n
-        FROM events e WHERE e.type = 'lease.claimed' AND ${IN_RANGE}
+        FROM events e WHERE e.type = 'lease.claimed' AND ${inRange}
     ), counts AS (
       SELECT 'claims' AS kind, ${BUCKET} AS start, count(*)::int AS n FROM claim_times e GROUP BY 2
       UNION ALL
       SELECT 'releases', ${BUCKET}, count(*)::int FROM events e
-       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'released' AND ${IN_RANGE} GROUP BY 2
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'released' AND ${inRange} GROUP BY 2
       UNION ALL
       SELECT 'expiries', ${BUCKET}, count(*)::int FROM events e
-       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'expired' AND ${IN_RANGE} GROUP BY 2
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'expired' AND ${inRange} GROUP BY 2
       UNION ALL
       SELECT 'revocations', ${BUCKET}, count(*)::int FROM events e
-       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'revoked' AND ${IN_RANGE} GROUP BY 2
+       WHERE e.type = 'lease.ended' AND e.data->>'outcome' = 'revoked' AND ${inRange} GROUP BY 2
       UNION ALL
       SELECT 'attentionRequests', ${BUCKET}, count(*)::int FROM events e
-       WHERE e.type = 'attention.requested' AND ${IN_RANGE} GROUP BY 2
+       WHERE e.type = 'attention.requested' AND ${inRange} GROUP BY 2
     ), sampled AS (
       SELECT e.work_item_id, e.epoch, e.created_at
         FROM events e
-       WHERE e.type = 'lease.claimed'
+       WHERE e.type = 'lease.claimed' ${inScope}
          AND e.created_at = ANY (ARRAY(
                SELECT t.created_at FROM claim_times t
                 WHERE (t.n - 1) % (SELECT greatest(1, ceil(count(*) / ${READY_WAIT_SAMPLE}::numeric))::bigint FROM claim_times) = 0))
@@ -90,7 +92,7 @@ export async function selectActivity(db: Db, bucketSeconds: number, bucketCount:
       SELECT ${BUCKET} AS start,
              extract(epoch FROM a.resolved_at - a.created_at)::float8 AS seconds
         FROM events e JOIN attention_requests a ON a.id = (e.data->>'requestId')::uuid
-       WHERE e.type = 'attention.resolved' AND ${IN_RANGE}
+       WHERE e.type = 'attention.resolved' AND ${inRange}
     ), ready AS (
       SELECT start, percentile_cont(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY seconds) AS p
         FROM ready_waits GROUP BY GROUPING SETS ((start), ())
@@ -105,3 +107,9 @@ export async function selectActivity(db: Db, bucketSeconds: number, bucketCount:
       FROM r`;
   return row!;
 }
+
+/** Rule 12 (projects scope tokens) over events `e`: nothing for an unscoped caller (the statement stays as it was), else only events of its projects' items. */
+export const activityScope = (projects: string[]): Prisma.Sql =>
+  projects.length === 0
+    ? Prisma.empty
+    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = e.work_item_id AND s.project_id = ANY(${projects}::text[]))`;

@@ -95,7 +95,8 @@ export async function insertWorkItems(
     inheritedKey = parent.concurrencyKey;
   } else {
     if (!visible(projectId)) throw new WorkGraphError("FORBIDDEN", `this token may not create items in project ${projectId}`, { projectId });
-    if (!(await projectExists(tx, projectId))) throw notFound("project", projectId);
+    // "default" always exists: the common create costs no lookup.
+    if (projectId !== DEFAULT_PROJECT && !(await projectExists(tx, projectId))) throw notFound("project", projectId);
   }
 
   const gated = items.find((item) => item.notBefore != null && item.delaySeconds !== undefined);

@@ -46,8 +46,17 @@ export interface WorkerRow {
   capabilities: string[];
 }
 
-/** Every worker seen (or only `only`), most recently seen first, at most `limit` (queries/workers.ts listWorkers says what counts). */
-export async function selectWorkers(db: Db | Tx, only: string | undefined, limit: number): Promise<WorkerRow[]> {
+/**
+ * Every worker seen (or only `only`), most recently seen first, at most `limit` (queries/workers.ts listWorkers says what counts).
+ * For a caller scoped to `projects` (rule 12 (projects scope tokens)), the lease counts and last-seen time only count its projects' items.
+ */
+export async function selectWorkers(db: Db | Tx, only: string | undefined, limit: number, projects: string[] = []): Promise<WorkerRow[]> {
+  const leaseInScope = projects.length === 0
+    ? Prisma.empty
+    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = l.work_item_id AND s.project_id = ANY(${projects}::text[]))`;
+  const eventInScope = projects.length === 0
+    ? Prisma.empty
+    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = e.work_item_id AND s.project_id = ANY(${projects}::text[]))`;
   const known = only !== undefined
     ? Prisma.sql`SELECT ${only}::text AS worker_id`
     : Prisma.sql`
@@ -63,10 +72,10 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
   return db.$queryRaw<WorkerRow[]>`
     SELECT k.worker_id AS "workerId", d.drained_at AS "drainedAt", d.reason AS "drainReason",
            (SELECT count(*)::int FROM leases l
-             WHERE l.worker_id = k.worker_id AND l.ended_at IS NULL AND l.expires_at > statement_timestamp()) AS "liveLeases",
-           (SELECT e.created_at FROM events e WHERE e.actor = k.worker_id ORDER BY e.sequence DESC LIMIT 1) AS "lastSeenAt",
+             WHERE l.worker_id = k.worker_id AND l.ended_at IS NULL AND l.expires_at > statement_timestamp() ${leaseInScope}) AS "liveLeases",
+           (SELECT e.created_at FROM events e WHERE e.actor = k.worker_id ${eventInScope} ORDER BY e.sequence DESC LIMIT 1) AS "lastSeenAt",
            (SELECT count(*)::int FROM leases l
-             WHERE l.worker_id = k.worker_id AND l.acquired_at > statement_timestamp() - interval '1 hour') AS claimed,
+             WHERE l.worker_id = k.worker_id AND l.acquired_at > statement_timestamp() - interval '1 hour' ${leaseInScope}) AS claimed,
            ended.released, ended.expired, ended.revoked,
            ARRAY(SELECT DISTINCT c FROM api_tokens t, unnest(t.capabilities) c
                   WHERE t.worker_id = k.worker_id AND t.role = 'agent' AND t.revoked_at IS NULL ORDER BY c) AS capabilities
@@ -76,7 +85,7 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
         SELECT count(*) FILTER (WHERE l.outcome = 'released')::int AS released,
                count(*) FILTER (WHERE l.outcome = 'expired')::int AS expired,
                count(*) FILTER (WHERE l.outcome = 'revoked')::int AS revoked
-          FROM leases l WHERE l.worker_id = k.worker_id AND l.ended_at > statement_timestamp() - interval '1 hour'
+          FROM leases l WHERE l.worker_id = k.worker_id AND l.ended_at > statement_timestamp() - interval '1 hour' ${leaseInScope}
       ) ended
      ORDER BY "lastSeenAt" DESC NULLS LAST, "workerId"
      LIMIT ${limit}`;

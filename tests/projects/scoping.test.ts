@@ -101,6 +101,14 @@ describe("rule 12", () => {
     expect((await people.operator.events.list({ projectId: "alpha", limit: 500 })).items).toEqual(events.items);
     expect((await alphaOperator.events.list({ order: "desc", limit: 500 })).items.map((e) => e.sequence)).toEqual(events.items.map((e) => e.sequence).reverse());
     expect((await alphaOperator.projects.list()).map((project) => project.id)).toEqual(["alpha"]);
+
+    const everything = (await people.operator.dashboard.activity({ range: "hour" })).totals;
+    expect(everything).toMatchObject({ claims: 2, attentionRequests: 1 });
+    expect((await alphaOperator.dashboard.activity({ range: "hour" })).totals).toMatchObject({ claims: 0, attentionRequests: 0, readyToClaimP50: null });
+
+    const betaWorker = (list: { workerId: string }[]) => list.find((worker) => worker.workerId === "w-beta");
+    expect(betaWorker(await people.operator.workers.list())).toMatchObject({ liveLeases: 1, lastHour: { claimed: 2 } });
+    expect(betaWorker(await alphaOperator.workers.list())).toMatchObject({ liveLeases: 0, lastSeenAt: null, lastHour: { claimed: 0 } });
   });
 
   it("a create in another project is FORBIDDEN; a single-project agent creates there by default; move across projects is VALIDATION", async ({ database, people }) => {

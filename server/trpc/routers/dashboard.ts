@@ -27,5 +27,5 @@ export const dashboardRouter = router({
   /** Dashboard addition (read-only): events per interval and wait percentiles over the last hour, day or week. */
   activity: authedProcedure
     .input(z.object({ range: z.enum(["hour", "day", "week"]).default("day") }).default({ range: "day" }))
-    .query(({ ctx, input }) => activity(ctx.db, input.range)),
+    .query(({ ctx, input }) => activity(ctx.db, input.range, ctx.caller)),
 });
