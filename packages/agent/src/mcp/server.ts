@@ -292,7 +292,8 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     try {
       const result = await leases.handBack(workItemId, { reason, retryAfterSeconds });
       const when = result.workItem.stage === "scheduled" && result.workItem.notBefore ? ` (claimable again from ${result.workItem.notBefore})` : "";
-      return ok(`Handed ${workItemId} back (lease epoch ${result.lease.epoch} ended, ${result.lease.outcome}). It is ${result.workItem.stage}${when}. Stop working on it; claim other work.`,
+      const ended = result.lease.outcome ? `ended, ${result.lease.outcome}` : `expires ${result.lease.expiresAt}`; // an older server: shortened
+      return ok(`Handed ${workItemId} back (lease epoch ${result.lease.epoch} ${ended}). It is ${result.workItem.stage}${when}. Stop working on it; claim other work.`,
         { workItem: result.workItem, lease: result.lease });
     } catch (error) {
       return failure(error, workItemId);

@@ -17,8 +17,8 @@ interface LeaseOptions {
 
 export function leaseCommands(program: Command, sink: Sink) {
   withCapabilityOption(withProjectOption(program.command("claim"), "claim only in this project"))
-    .description("claim the next ready item (or <item>, or the next child of P) you can take; --wait S: wait up to S seconds for one; remembers the lease")
-    .usage("[<item>] [--parent P] [--project P] [--capability C]… [--duration S] [--wait S] [--key K]")
+    .description("claim the next ready item you can take (or <item>, or the next child of P); --wait S: wait up to S seconds for one; --project P, --capability C: only there, only with these; remembers the lease")
+    .usage("[<item>] [--parent P] [--duration S] [--wait S] [--key K]")
     .argument("[item]")
     .option("--parent <P>", "claim the next ready child of P")
     .option("--duration <S>", "lease length in seconds (server default 900)", integer)
@@ -120,7 +120,8 @@ export function leaseCommands(program: Command, sink: Sink) {
       const result = await context.leases().handBack(item, { reason, retryAfterSeconds: options.retryAfter }, await namedLease(context, options));
       return {
         data: result,
-        human: `Handed ${item} back (lease epoch ${result.lease.epoch} ended, ${result.lease.outcome}). It is ${stageOf(result.workItem)}. Stop working on it.`,
+        // A server without leases.handBack shortens the lease instead (sdk/lease-holder.ts): it has no outcome yet.
+        human: `Handed ${item} back (lease epoch ${result.lease.epoch} ${result.lease.outcome ? `ended, ${result.lease.outcome}` : `expires ${result.lease.expiresAt}`}). It is ${stageOf(result.workItem)}. Stop working on it.`,
       };
     }));
 
