@@ -29,7 +29,8 @@ export function tokenCommands(program: Command, sink: Sink) {
     .action(action(sink, async (context) => {
       const list = await context.client().tokens.list.query();
       const human = table(list.map((token) => [
-        token.id, token.role, token.workerId ?? "-", token.label ?? "-", token.projects.join(",") || "all", token.capabilities.join(",") || "-",
+        token.id, token.role, token.workerId ?? "-", token.label ?? "-", // A server before v3 sends neither list.
+        token.projects?.join(",") || "all", token.capabilities?.join(",") || "-",
         token.createdAt, token.lastUsedAt ?? "never", token.revokedAt ? `revoked ${token.revokedAt}` : "active",
       ]), ["id", "role", "worker", "label", "projects", "capabilities", "created", "last used", "state"]);
       return { data: list, human };
