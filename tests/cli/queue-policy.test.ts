@@ -146,17 +146,22 @@ describe("work-graph CLI: queue policy", () => {
     const listed = await cli("admin", ["tokens", "list"]);
     expect(listed.stdout).toMatch(/agent\s+cli-browser\s+\S+\s+web\s+browser,payments\s/);
 
-    // A worker without the capabilities never sees or takes it; one with them does.
-    expect(json<unknown[]>(await cli("agent", ["queue", "--json"])).map((entry) => (entry as { id: string }).id)).not.toContain("checkout");
+    // A worker without the capabilities never takes it; one with them does, and only within them.
     const plain = await cli("agent", ["claim", "checkout"]);
     expect(plain.code).toBe(6);
     expect(plain.stderr).toContain("it requires browser, payments, which this claim lacks");
+    const outside = await cli(browserToken, ["claim", "--capability", "gpu"]);
+    expect(outside.code).toBe(3); // FORBIDDEN: not among the token's capabilities
+    expect((await cli(browserToken, ["claim", "--capability", "browser"])).code).toBe(6); // payments is missing: nothing to claim
+
+    // The queue shows what each would take.
+    expect(json<{ id: string }[]>(await cli("agent", ["queue", "--json"])).map((entry) => entry.id)).not.toContain("checkout");
     const narrowed = await cli(browserToken, ["queue", "--capability", "browser", "--json"]);
     expect(json<{ id: string }[]>(narrowed).map((entry) => entry.id)).not.toContain("checkout");
     const queue = await cli(browserToken, ["queue"], { WORK_GRAPH_PROJECT: "web" });
     expect(queue.stdout).toMatch(/checkout\s+0\s+web\s+browser,payments\s+staging-db/);
-    const outside = await cli(browserToken, ["claim", "--capability", "gpu"]);
-    expect(outside.code).toBe(3); // FORBIDDEN: not among the token's capabilities
+    const claimed = await cli(browserToken, ["claim", "--json"], { WORK_GRAPH_PROJECT: "web" });
+    expect(json(claimed)).toMatchObject({ workItem: { id: "checkout", projectId: "web" } });
   });
 
   it("hand-back ends the lease returned, forgets it, and --retry-after schedules the item", async () => {

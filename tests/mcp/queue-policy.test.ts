@@ -101,8 +101,6 @@ describe("work-graph mcp: queue policy", () => {
     await operator.workItems.create({ id: "mcp-browser", title: "Click through", requires: ["browser"], priority: 8_000, projectId: "mcp-web" });
     const session = await connect(await agentToken("mcp-browser-agent", ["browser"]), { WORK_GRAPH_PROJECT: "mcp-web" });
 
-    const queue = await call(session, "queue", {});
-    expect((queue.data.items as { id: string }[]).map((item) => item.id)).toEqual(["mcp-browser"]);
     const claimed = await call(session, "claim", {});
     expect(claimed.data).toMatchObject({ claimed: true, workItem: { id: "mcp-browser", projectId: "mcp-web" } });
     expect(claimed.text).toContain("project mcp-web, requires browser");
@@ -113,6 +111,12 @@ describe("work-graph mcp: queue policy", () => {
 
     const created = await call(session, "create", { title: "Follow-up", requires: ["browser"], delaySeconds: 300 });
     expect(created.data.workItem).toMatchObject({ projectId: "mcp-web", requires: ["browser"], stage: "scheduled" });
+
+    // What is left that this session could take next: nothing (mcp-gpu needs a GPU, mcp-elsewhere is in another project).
+    const queue = await call(session, "queue", {});
+    expect(queue.data.items).toEqual([]);
+    await operator.workItems.create({ id: "mcp-browser-2", title: "Click again", requires: ["browser"], projectId: "mcp-web" });
+    expect(((await call(session, "queue", {})).data.items as { id: string }[]).map((item) => item.id)).toEqual(["mcp-browser-2"]);
   });
 
   it("a full concurrency key is a tool error that says so", async () => {
