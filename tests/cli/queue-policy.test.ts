@@ -162,6 +162,11 @@ describe("work-graph CLI: queue policy", () => {
     expect(queue.stdout).toMatch(/checkout\s+0\s+web\s+browser,payments\s+staging-db/);
     const claimed = await cli(browserToken, ["claim", "--json"], { WORK_GRAPH_PROJECT: "web" });
     expect(json(claimed)).toMatchObject({ workItem: { id: "checkout", projectId: "web" } });
+
+    expect((await cli("operator", ["workers"])).stdout).toMatch(/\ncli-browser\s.*\sbrowser,payments\n/);
+    await cli("operator", ["create", "--title", "Elsewhere", "--id", "elsewhere"]);
+    const webEvents = json<{ items: { workItemId: string }[] }>(await cli("operator", ["events", "--json"], { WORK_GRAPH_PROJECT: "web" }));
+    expect(new Set(webEvents.items.map((event) => event.workItemId))).toEqual(new Set(["checkout"]));
   });
 
   it("hand-back ends the lease returned, forgets it, and --retry-after schedules the item", async () => {

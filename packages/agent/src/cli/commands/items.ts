@@ -49,26 +49,28 @@ export function itemCommands(program: Command, sink: Sink) {
       return { data: { workItem: item, notes: notes.items, openAttention: attention.items }, human };
     }));
 
-  program.command("events")
+  withProjectOption(program.command("events"), "only this project's events")
     .description("the event log (--follow keeps tailing)")
-    .usage("[--item X] [--after N] [--limit N] [--follow]")
+    .usage("[--item X] [--project P] [--after N] [--limit N] [--follow]")
     .option("--item <X>", "only this item's events")
     .option("--after <N>", "events after this sequence number", integer)
     .option("--limit <N>", "how many", integer)
     .option("--follow", "keep printing new events until interrupted (JSON lines with --json)")
-    .action(action(sink, async (context, options: { item?: string; after?: number; limit?: number; follow?: boolean }) => {
+    .action(action(sink, async (context, options: { item?: string; after?: number; limit?: number; follow?: boolean; project?: string }) => {
       const client = context.client();
+      // A named item's events are wherever it is: the default project narrows only the full log.
+      const projectId = options.project ?? (options.item ? undefined : context.project);
       let after = options.after;
       const format = (event: Awaited<ReturnType<typeof client.events.list.query>>["items"][number]) =>
         `${String(event.sequence).padStart(6)}  ${event.createdAt}  ${event.type.padEnd(26)} ${event.workItemId}  ${event.actor}${event.epoch !== null ? `  epoch ${event.epoch}` : ""}  ${oneLine(JSON.stringify(event.data), 100)}`;
       if (!options.follow) {
-        const page = await client.events.list.query({ workItemId: options.item, after, limit: options.limit });
+        const page = await client.events.list.query({ workItemId: options.item, projectId, after, limit: options.limit });
         return { data: page, human: page.items.length === 0 ? "No events." : page.items.map(format).join("\n") };
       }
       let stopped = false;
       process.once("SIGINT", () => (stopped = true));
       while (!stopped) {
-        const page = await client.events.list.query({ workItemId: options.item, after, limit: options.limit ?? 500 });
+        const page = await client.events.list.query({ workItemId: options.item, projectId, after, limit: options.limit ?? 500 });
         for (const event of page.items) process.stdout.write(`${context.json ? JSON.stringify(event) : format(event)}\n`);
         if (page.nextCursor) after = Number(page.nextCursor);
         if (page.items.length === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
