@@ -80,7 +80,7 @@ export function itemCommands(program: Command, sink: Sink) {
 
   withProjectOption(program.command("create"), "create it in this project (a child is always in its parent's)")
     .description("create a work item")
-    .usage("--title T [--id ID] [--parent P] [--depends-on D]… [--priority N] [--description TEXT] [--project P] [--requires C]… [--concurrency-key K] [--not-before TIME | --delay S]")
+    .usage("--title T [--id ID] [--parent P] [--depends-on D]… [--priority N] [--description TEXT] [--project P] [--requires C]… [--concurrency-key K] [--not-before TIME | --delay S] [--external-id X]")
     .option("--title <T>", "its title")
     .option("--id <ID>", "its id (generated when omitted)")
     .option("--parent <P>", "make it a child of P")
