@@ -79,6 +79,7 @@ export interface WorkerSummary {
   cancelled: number;
   attentionRequested: number;
   decomposed: number;
+  /** Handed back unfinished (`leases.handBack`, outcome `returned`): nothing, `{ abandon }`, `{ handBack }`, shutdown with "abandon". */
   abandoned: number;
   lost: number;
   failed: number;
