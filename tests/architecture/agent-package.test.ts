@@ -35,6 +35,10 @@ describe("the agent package holds leases in one module", () => {
     expect(Object.keys(await filesMatching(/\.leases\.renew\b/))).toEqual([LEASE_MODULE]);
   });
 
+  it("only the lease module hands an item back (leases.handBack, and its fallback for older servers)", async () => {
+    expect(Object.keys(await filesMatching(/\.leases\.handBack\b/))).toEqual([LEASE_MODULE]);
+  });
+
   it("only the lease module builds the local LEASE_NOT_CURRENT error, and only once", async () => {
     expect(await filesMatching(/new\s+WorkGraphError\(\s*["'`]LEASE_NOT_CURRENT/)).toEqual({ [LEASE_MODULE]: 1 });
   });

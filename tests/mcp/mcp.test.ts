@@ -11,7 +11,7 @@ import { waitUntilDatabaseTime } from "../support/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
-const TOOLS = ["queue", "claim", "show", "note", "release", "cancel", "decompose", "ask", "create"];
+const TOOLS = ["queue", "claim", "show", "note", "release", "cancel", "decompose", "ask", "create", "hand_back"];
 
 let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;
@@ -87,7 +87,7 @@ describe("work-graph mcp", () => {
       expect(tool.inputSchema.type).toBe("object");
     }
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
-    expect(Object.keys(byName.claim!.inputSchema.properties ?? {}).sort()).toEqual(["durationSeconds", "parentId", "waitSeconds", "workItemId"]);
+    expect(Object.keys(byName.claim!.inputSchema.properties ?? {}).sort()).toEqual(["durationSeconds", "parentId", "projectId", "waitSeconds", "workItemId"]);
     expect(Object.keys(byName.ask!.inputSchema.properties ?? {}).sort()).toEqual(["blocking", "context", "kind", "options", "question", "waitSeconds", "workItemId"]);
     expect(byName.release!.inputSchema.required).toEqual(expect.arrayContaining(["workItemId", "evidence"]));
     expect(byName.note!.description).toContain("LEASE_NOT_CURRENT");

@@ -104,7 +104,7 @@ void client.leases.steal;
     try {
       expect(client.getServerVersion()?.name).toBe("work-graph");
       const { tools } = await client.listTools();
-      expect(tools.map((tool) => tool.name).sort()).toEqual(["ask", "cancel", "claim", "create", "decompose", "note", "queue", "release", "show"]);
+      expect(tools.map((tool) => tool.name).sort()).toEqual(["ask", "cancel", "claim", "create", "decompose", "hand_back", "note", "queue", "release", "show"]);
     } finally {
       await client.close();
     }

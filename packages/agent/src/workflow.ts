@@ -17,6 +17,7 @@ interface Invocations {
   askAnswered: string;
   decompose: string;
   cancel: string;
+  handBack: string;
   extraRules: string[];
 }
 
@@ -45,7 +46,10 @@ const INVOCATIONS: Record<Surface, Invocations> = {
     ].join("\n"),
     decompose: `work-graph decompose <item> --children-json '[{"id":"x","title":"..."},{"title":"...","dependsOn":["x"]}]'`,
     cancel: 'work-graph cancel <item> --reason "<why it should not be done>"',
+    handBack: 'work-graph hand-back <item> --reason "<why you cannot do it>" [--retry-after <seconds>]',
     extraRules: [
+      "- WORK_GRAPH_PROJECT (or --project) picks the project you claim from, list and create in;",
+      "  --capability narrows a claim to some of your token's capabilities.",
       "- Exit code 5 (LEASE_NOT_CURRENT) = your lease is gone: stop working on that item at once,",
       "  write nothing more about it, and claim again (it may be someone else's now).",
       "- The CLI remembers your lease per item: never pass lease ids or epochs by hand.",
@@ -59,12 +63,12 @@ const INVOCATIONS: Record<Surface, Invocations> = {
     intro: "you are an agent connected through MCP",
     fenced: "a tool error starting with LEASE_NOT_CURRENT",
     queue: "queue {}",
-    claim: "claim { workItemId? }",
+    claim: "claim { workItemId?, projectId? }",
     nothingReady: "No item: nothing is ready; retry later or pass waitSeconds to wait for one.",
     note: 'note { workItemId, content: "<progress>" }',
     renew: [
       "4. (no step) This session renews your lease in the background for as long as it runs.",
-      "     When the session ends, its leases are handed back within seconds.",
+      "     When the session ends, its leases are handed back at once (hand_back).",
     ].join("\n"),
     release: 'release { workItemId, evidence: "<what was done and how it was verified>", links? }',
     ask: 'ask { workItemId, question: "<what you need from a human>", kind?, options?, context?, waitSeconds? }',
@@ -75,12 +79,14 @@ const INVOCATIONS: Record<Surface, Invocations> = {
     ].join("\n"),
     decompose: 'decompose { workItemId, children: [{ id?, title, description?, dependsOn? }], claimChildId? }',
     cancel: 'cancel { workItemId, reason: "<why it should not be done>" }',
+    handBack: 'hand_back { workItemId, reason: "<why you cannot do it>", retryAfterSeconds? }',
     extraRules: [
       "- LEASE_NOT_CURRENT = your lease is gone (expired, taken over, revoked, ended): stop working on",
       "  that item at once, write nothing more about it, and claim again (it may be someone else's now).",
       "- Tools act only with leases this session claimed; you never handle lease ids or epochs.",
       "- show { workItemId } gives an item's notes and the answers to its questions.",
       "- create { title, ... } adds new work you discover instead of doing it unasked.",
+      "- WORK_GRAPH_PROJECT in this server's configuration is the default project of queue, claim and create.",
     ],
   },
 };
@@ -109,6 +115,20 @@ ${s.renew}
    ${s.decompose}
        split it into child items (your lease ends; the parent waits for its children)
    ${s.cancel}
+       it should not be done at all (duplicate, obsolete, wrong): it is closed for good
+   ${s.handBack}
+       you cannot do it, but someone else could: it goes back to the queue at once for
+       another worker (or after the retry time), and your lease ends
+
+Hand back, ask or cancel?
+- Hand back when the obstacle is yours, not the item's: a tool, access or capability this
+  worker lacks, a rate limit or outage (give the retry time), or you must stop now. Nobody
+  needs to decide anything; another worker (or you, later) can do it as it is.
+- Ask when a person must decide, grant or provide something (a choice, an approval, access
+  that only a person can give, a review): the item waits for the answer.
+- Cancel when it should not be done; release when it is done. Never just stop: an item you
+  drop is stuck until its lease expires, and items that expire again and again go to a person.
+- Claims only take items whose required capabilities you have (your token's), in order.
 
 Rules
 ${s.extraRules.join("\n")}

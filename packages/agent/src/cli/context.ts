@@ -18,6 +18,8 @@ export interface Output {
 export interface Context {
   url: string;
   json: boolean;
+  /** The project of `--project`'s default: $WORK_GRAPH_PROJECT, else none (the server decides). */
+  project: string | undefined;
   /** The API client; `tokenOptional` for the one call that needs none (health). */
   client(options?: { tokenOptional?: boolean }): WorkGraphClient;
   /** The leases this session (its state file) claimed. */
@@ -39,6 +41,7 @@ export function createContext(globals: GlobalOptions): Context {
   const context: Context = {
     url,
     json: globals.json ?? false,
+    project: process.env.WORK_GRAPH_PROJECT || undefined,
     client: ({ tokenOptional = false } = {}) => {
       if (!token && !tokenOptional) throw new UsageError("no token: set WORK_GRAPH_TOKEN or pass --token");
       // Waiting calls (claim --wait, attention wait) are held by the server for up to 60 s.
@@ -94,6 +97,28 @@ export function secondsToWait(value: string): number {
 
 /** For an option given several times (--link, --option, --depends-on). */
 export const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** For a list of names given several times or comma-separated (--capability a --capability b, --requires a,b). */
+export const collectNames = (value: string, previous: string[] | false | undefined) =>
+  [...(previous || []), ...value.split(",").map((name) => name.trim()).filter(Boolean)];
+
+/** `--not-before`: an ISO-8601 time with its offset (`2026-12-05T09:00:00Z`); the server checks it too. */
+export function isoTime(value: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(value.trim())) {
+    throw new InvalidArgumentError("It must be an ISO-8601 time with an offset, e.g. 2026-12-05T09:00:00Z.");
+  }
+  return value.trim();
+}
+
+/** `--project P` on the commands that claim, list or create (default: $WORK_GRAPH_PROJECT). */
+export function withProjectOption(command: Command, what: string): Command {
+  return command.option("--project <P>", `${what} (default: $WORK_GRAPH_PROJECT)`);
+}
+
+/** `--capability C` (repeatable): claim or list only what a worker with these capabilities may take. */
+export function withCapabilityOption(command: Command): Command {
+  return command.option("--capability <C>", "only items whose requires are among these capabilities (repeatable or comma-separated; default: the token's)", collectNames);
+}
 
 export function required(value: string | undefined, flag: string): string {
   if (value === undefined || value.trim() === "") throw new UsageError(`${flag} is required`);

@@ -66,7 +66,8 @@ export const EXIT_CODE_TABLE = `Exit codes:
   3  UNAUTHENTICATED / FORBIDDEN (token missing, unknown, revoked, or not allowed)
   4  NOT_FOUND
   5  LEASE_NOT_CURRENT: your lease is gone (expired, taken over, revoked, ended) - stop working on the item
-  6  NOT_CLAIMABLE, or claim found nothing ready
+  6  NOT_CLAIMABLE or LIMIT_REACHED (the item is not ready for you, or its concurrency key is full),
+     or claim found nothing ready
   7  other conflict (ALREADY_TERMINAL, ITEM_LEASED, DEPENDENCY_CYCLE, DUPLICATE, ALREADY_RESOLVED,
      IDEMPOTENCY_KEY_REUSED)
   8  server unreachable or failing (NETWORK / UNAVAILABLE / INTERNAL): retry later

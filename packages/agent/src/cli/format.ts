@@ -38,10 +38,36 @@ export function describeAnswers(attention: AttentionRequest[]): string[] {
   ];
 }
 
+/** "in 4 min", "in 45 s", "in 3 h 5 min", "in 2 days"; "now" once it has passed. */
+export function fromNow(time: string, now = Date.now()): string {
+  const total = Math.round((Date.parse(time) - now) / 1000);
+  if (total <= 0) return "now";
+  if (total < 60) return `in ${total} s`;
+  if (total < 3600) return `in ${Math.round(total / 60)} min`;
+  if (total < 48 * 3600) return `in ${Math.floor(total / 3600)} h${Math.round((total % 3600) / 60) ? ` ${Math.round((total % 3600) / 60)} min` : ""}`;
+  return `in ${Math.round(total / 86_400)} days`;
+}
+
+/** The stage, with when a scheduled item becomes claimable ("scheduled (in 4 min)"; by this machine's clock, for reading only). */
+export const stageOf = (item: WorkItem) =>
+  item.stage === "scheduled" && item.notBefore ? `${item.stage} (${fromNow(item.notBefore)})` : item.stage;
+
+/** The queue policy of an item in one line: project, requires, concurrency key, not before. */
+export function describePolicy(item: WorkItem): string {
+  return [
+    `project ${item.projectId}`,
+    `requires ${item.requires.length ? item.requires.join(", ") : "-"}`,
+    `concurrency key ${item.concurrencyKey ?? "-"}`,
+    `not before ${item.notBefore ?? "-"}`,
+    ...(item.externalId ? [`external id ${item.externalId}`] : []),
+  ].join(", ");
+}
+
 export function describeItem(item: WorkItem): string[] {
   return [
     `${item.id} - ${item.title}`,
-    `  stage ${item.stage}, status ${item.status}, priority ${item.priority}`,
+    `  stage ${stageOf(item)}, status ${item.status}, priority ${item.priority}`,
+    `  ${describePolicy(item)}`,
     `  parent ${item.parentId ?? "-"}, depends on ${item.dependsOn.length ? item.dependsOn.join(", ") : "-"}, open children ${item.openChildCount}`,
     `  current lease: ${item.currentLease ? describeLease(item.currentLease) : "none"}`,
     `  previous worker: ${item.previousWorkerId ?? "-"}`,

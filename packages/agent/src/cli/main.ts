@@ -12,6 +12,7 @@ import { agentCommands } from "./commands/agent";
 import { attentionCommands } from "./commands/attention";
 import { itemCommands } from "./commands/items";
 import { leaseCommands } from "./commands/leases";
+import { policyCommands } from "./commands/policy";
 import { tokenCommands } from "./commands/tokens";
 import { workerCommands } from "./commands/workers";
 import type { Output, Sink } from "./context";
@@ -30,6 +31,7 @@ function createProgram(sink: Sink): Command {
   leaseCommands(program, sink);
   attentionCommands(program, sink);
   itemCommands(program, sink);
+  policyCommands(program, sink);
   tokenCommands(program, sink);
   workerCommands(program, sink);
   agentCommands(program, sink);
@@ -51,7 +53,14 @@ function printError(error: WorkGraphError, json: boolean) {
   if (error.drained) lines.push("An operator drained this worker: finish the leases you hold, claim nothing new.");
   if (error.reason === "UNAUTHENTICATED") lines.push("Check WORK_GRAPH_TOKEN / --token.");
   if (error.reason === "NETWORK") lines.push("Check WORK_GRAPH_URL / --url and that the server is running.");
-  if (error.reason === "NOT_CLAIMABLE" && error.detail.stage) lines.push(`The item is ${String(error.detail.stage)}.`);
+  if (error.reason === "NOT_CLAIMABLE" && error.detail.stage) {
+    const missing = Array.isArray(error.detail.missing) && error.detail.missing.length ? `; it requires ${error.detail.missing.join(", ")}, which this claim lacks` : "";
+    const notBefore = typeof error.detail.notBefore === "string" ? ` until ${error.detail.notBefore}` : "";
+    lines.push(`The item is ${String(error.detail.stage)}${notBefore}${missing}.`);
+  }
+  if (error.reason === "LIMIT_REACHED") {
+    lines.push(`Concurrency key ${String(error.detail.key)} is full (${String(error.detail.liveLeases)} of ${String(error.detail.maxLeases)} live leases): claim other work, or wait.`);
+  }
   process.stderr.write(`${lines.join("\n")}\n`);
 }
 

@@ -41,11 +41,17 @@ Item commands also take:
   --epoch N           with --lease-id (looked up when omitted)
   --key K             idempotency key for claim, note, decompose, attention request/resolve, create, depend
 
-Item commands (renew, note, release, cancel, decompose, attention request) find your lease
+Item commands (renew, note, release, cancel, hand-back, decompose, attention request) find your lease
 themselves: the last claim this session (its state file, $WORK_GRAPH_STATE, default
 ~/.work-graph/cli-state.json) made with this token on that item. Without one they refuse
 (exit 5): claim first. A lease the server fenced stays refused until you claim again.
 An option a command does not take is an error (exit 2).
+
+Queue policy: claim and queue take only items whose requires are among your capabilities
+(--capability C, repeatable; default: your token's). --project P (default $WORK_GRAPH_PROJECT)
+narrows claim, queue and create to one project. Give an item back you cannot do with
+hand-back (it goes to another worker at once, or after --retry-after S); ask a person
+(attention request) when someone must decide or grant something.
 
 ${EXIT_CODE_TABLE}
 `;

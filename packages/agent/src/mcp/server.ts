@@ -12,7 +12,7 @@ import { SessionLeases } from "../sdk/lease-holder";
 import { retryUnanswered } from "../sdk/retry";
 import { SERVER_WAIT_LIMIT_SECONDS, waitInSteps } from "../waiting";
 import { workflow } from "../workflow";
-import { ATTENTION_KINDS } from "../../../../server/domain/contract";
+import { ATTENTION_KINDS, CAPABILITY_PATTERN, PROJECT_ID_PATTERN } from "../../../../server/domain/contract";
 
 /** Lease length when `claim` names none: short enough that a crashed session frees its items soon, renewed while it runs. */
 export const DEFAULT_LEASE_SECONDS = 300;
@@ -22,6 +22,8 @@ const MAX_ASK_WAIT_SECONDS = 3600;
 const PROGRESS_EVERY_MS = 10_000;
 
 const itemId = z.string().min(1).max(100).describe("work item id");
+const projectId = z.string().regex(PROJECT_ID_PATTERN).describe("project id");
+const capability = z.string().regex(CAPABILITY_PATTERN);
 
 interface Progress {
   signal: AbortSignal;
@@ -35,9 +37,16 @@ interface Progress {
 const seconds = (from: string, to: string) => Math.round((Date.parse(to) - Date.parse(from)) / 1000);
 
 function itemText(item: WorkItem): string {
+  const policy = [
+    `project ${item.projectId}`,
+    ...(item.requires.length ? [`requires ${item.requires.join(", ")}`] : []),
+    ...(item.concurrencyKey ? [`concurrency key ${item.concurrencyKey}`] : []),
+    ...(item.notBefore ? [`not before ${item.notBefore}`] : []),
+  ];
   return [
     `${item.id} - ${item.title}`,
     `stage ${item.stage}, priority ${item.priority}${item.parentId ? `, parent ${item.parentId}` : ""}${item.dependsOn.length ? `, depends on ${item.dependsOn.join(", ")}` : ""}${item.openChildCount ? `, ${item.openChildCount} open children` : ""}`,
+    policy.join(", "),
     ...(item.description ? [item.description] : []),
   ].join("\n");
 }
@@ -63,7 +72,9 @@ function failure(thrown: unknown, workItemId?: string): CallToolResult {
     LEASE_NOT_CURRENT: error.detail.local && error.detail.kind === "unknown"
       ? `This session never claimed ${item}: do not work on it. Claim it first (claim { workItemId: "${item}" }) if you mean to.`
       : `Your lease on ${item} is gone. Stop working on ${item} now and write nothing more about it; it may be someone else's now. Claim other work (queue, claim).`,
-    NOT_CLAIMABLE: `${item} cannot be claimed now${error.detail.stage ? ` (it is ${String(error.detail.stage)})` : ""}. Pick another item from queue.`,
+    NOT_CLAIMABLE: `${item} cannot be claimed now${error.detail.stage ? ` (it is ${String(error.detail.stage)}${typeof error.detail.notBefore === "string" ? ` until ${error.detail.notBefore}` : ""})` : ""}${
+      Array.isArray(error.detail.missing) && error.detail.missing.length ? `: it requires ${error.detail.missing.join(", ")}, which this worker lacks` : ""}. Pick another item from queue.`,
+    LIMIT_REACHED: `${item}'s concurrency key ${String(error.detail.key)} is full (${String(error.detail.liveLeases)} of ${String(error.detail.maxLeases)} live leases). Pick another item from queue, or claim it later.`,
     WORKER_DRAINED: "An operator drained this worker: finish the items you hold, claim nothing new.",
     VALIDATION: "Fix the arguments and call again.",
     NOT_FOUND: "Check the id (queue and show list real ids).",
@@ -125,23 +136,30 @@ async function waitForAnswer(client: WorkGraphClient, asked: AttentionRequest, w
 export interface McpOptions {
   client: WorkGraphClient;
   version?: string;
+  /** The session's project for queue, claim and create when a call names none (`WORK_GRAPH_PROJECT`). */
+  projectId?: string;
+  /** The session's claim capabilities (a subset of the token's); default: the token's, decided by the server. */
+  capabilities?: string[];
 }
 
-export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
+export function createMcpServer({ client, version = "0.1.0", projectId: sessionProject, capabilities }: McpOptions) {
   const leases = new SessionLeases(client, { renewInBackground: true });
   const server = new McpServer({ name: "work-graph", version }, { instructions: workflow("mcp") });
 
   server.registerTool("queue", {
     title: "Ready queue",
-    description: "List the work items that are ready for you, in the exact order your next claim would take them. Use it to see what there is to do before claiming. Returns id, title and priority per item.",
-    inputSchema: { limit: z.number().int().min(1).max(200).optional().describe("how many items (default 20)") },
+    description: "List the work items that are ready for you, in the exact order your next claim would take them: only items your capabilities cover, whose concurrency key has room. Use it to see what there is to do before claiming. Returns id, title and priority per item.",
+    inputSchema: {
+      limit: z.number().int().min(1).max(200).optional().describe("how many items (default 20)"),
+      projectId: projectId.optional().describe(`only this project's items${sessionProject ? ` (default ${sessionProject})` : " (default: every project you may see)"}`),
+    },
     annotations: { readOnlyHint: true },
-  }, async ({ limit }) => {
+  }, async ({ limit, projectId }) => {
     try {
-      const items = await client.workItems.queue.query({ limit: limit ?? 20 });
+      const items = await client.workItems.queue.query({ limit: limit ?? 20, projectId: projectId ?? sessionProject, capabilities });
       const text = items.length === 0
         ? "Nothing is ready to claim."
-        : items.map((item, index) => `${index + 1}. ${item.id} - ${item.title} (priority ${item.priority})`).join("\n");
+        : items.map((item, index) => `${index + 1}. ${item.id} - ${item.title} (priority ${item.priority}${item.requires.length ? `, requires ${item.requires.join(", ")}` : ""})`).join("\n");
       return ok(text, { items });
     } catch (error) {
       return failure(error);
@@ -150,19 +168,24 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
 
   server.registerTool("claim", {
     title: "Claim a work item",
-    description: "Take a work item to work on: the next ready one, the named one (workItemId) or the next ready child of parentId. You get a lease that this session renews in the background until you finish the item with release, cancel, decompose or a blocking ask. Returns the item, your lease and the answers people gave to questions asked on it earlier - read them. If nothing is ready it says so (pass waitSeconds to wait for work). NOT_CLAIMABLE: pick another item. WORKER_DRAINED: claim nothing new.",
+    description: "Take a work item to work on: the next ready one you can take (its required capabilities are among your token's), the named one (workItemId) or the next ready child of parentId. You get a lease that this session renews in the background until you finish the item with release, cancel, decompose, hand_back or a blocking ask. Returns the item, your lease and the answers people gave to questions asked on it earlier - read them. If nothing is ready it says so (pass waitSeconds to wait for work). NOT_CLAIMABLE or LIMIT_REACHED: pick another item. WORKER_DRAINED: claim nothing new.",
     inputSchema: {
       workItemId: itemId.optional().describe("claim this item (it must be ready)"),
       parentId: itemId.optional().describe("claim the next ready child of this item"),
+      projectId: projectId.optional().describe(`claim only in this project${sessionProject ? ` (default ${sessionProject})` : " (default: any project you may see)"}`),
       durationSeconds: z.number().int().min(1).max(86_400).optional().describe(`lease length in seconds (default ${DEFAULT_LEASE_SECONDS}); renewed automatically`),
       waitSeconds: z.number().int().min(0).max(MAX_CLAIM_WAIT_SECONDS).optional().describe("when nothing is ready, wait up to this long for an item (default 0)"),
     },
-  }, async ({ workItemId, parentId, durationSeconds, waitSeconds }, extra) => {
+  }, async ({ workItemId, parentId, projectId, durationSeconds, waitSeconds }, extra) => {
     const duration = durationSeconds ?? DEFAULT_LEASE_SECONDS;
+    // A named item, or a child of a named parent, is claimed in its own project: the session's project narrows only next-claims.
+    const project = projectId ?? (workItemId || parentId ? undefined : sessionProject);
     try {
       const claimed = await withProgress(extra, "waiting for a ready item", () => waitInSteps(waitSeconds ?? 0, async (seconds) => {
         const sentAt = performance.now();
-        const input = { workItemId, parentId, durationSeconds: duration, waitSeconds: seconds, idempotencyKey: globalThis.crypto.randomUUID() };
+        const input = {
+          workItemId, parentId, projectId: project, capabilities, durationSeconds: duration, waitSeconds: seconds, idempotencyKey: globalThis.crypto.randomUUID(),
+        };
         const result = await retryUnanswered(() => client.leases.claim.mutate(input));
         return result ? { result, sentAt } : null;
       }, extra.signal));
@@ -173,7 +196,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
         `Claimed ${itemText(workItem)}`,
         `(${leaseText(lease)})`,
         ...answersText(attention),
-        "Work on it now; note progress as you go; finish with release (or ask, decompose, cancel).",
+        "Work on it now; note progress as you go; finish with release (or ask, decompose, cancel; hand_back if you cannot do it).",
       ].join("\n");
       return ok(text, { claimed: true, workItem, lease, attention });
     } catch (error) {
@@ -252,6 +275,26 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
       const result = await leases.write(workItemId, (lease) =>
         client.leases.cancel.mutate({ ...lease, reason }), () => true);
       return ok(`Cancelled ${workItemId} (lease epoch ${result.lease.epoch} ended).`, { workItem: result.workItem, lease: result.lease });
+    } catch (error) {
+      return failure(error, workItemId);
+    }
+  });
+
+  server.registerTool("hand_back", {
+    title: "Hand a work item back",
+    description: "Give back an item you claimed in this session that you cannot do - not a question for a person: a tool, access or capability you lack, a rate limit or an outage (pass retryAfterSeconds so nobody takes it before then), or you must stop now. Give the reason. Your lease ends at once (outcome returned) and the item is ready for another worker, with no preference for you. Use ask instead when a person must decide or grant something, cancel when it should not be done at all, release when it is done.",
+    inputSchema: {
+      workItemId: itemId,
+      reason: z.string().min(1).max(10_000).describe("why you cannot do it, for the next worker and the operators"),
+      retryAfterSeconds: z.number().int().min(0).max(86_400).optional().describe("keep it unclaimable this long (e.g. until a rate limit resets)"),
+    },
+  }, async ({ workItemId, reason, retryAfterSeconds }) => {
+    try {
+      const result = await leases.handBack(workItemId, { reason, retryAfterSeconds });
+      const when = result.workItem.stage === "scheduled" && result.workItem.notBefore ? ` (claimable again from ${result.workItem.notBefore})` : "";
+      const ended = result.lease.outcome ? `ended, ${result.lease.outcome}` : `expires ${result.lease.expiresAt}`; // an older server: shortened
+      return ok(`Handed ${workItemId} back (lease epoch ${result.lease.epoch} ${ended}). It is ${result.workItem.stage}${when}. Stop working on it; claim other work.`,
+        { workItem: result.workItem, lease: result.lease });
     } catch (error) {
       return failure(error, workItemId);
     }
@@ -350,17 +393,26 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
 
   server.registerTool("create", {
     title: "Create a work item",
-    description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies). Returns the new item's id and stage.",
+    description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies, or its notBefore time). Returns the new item's id and stage.",
     inputSchema: {
       title: z.string().min(1).max(500),
       description: z.string().max(100_000).optional(),
-      parentId: itemId.optional().describe("make it a child of this item"),
+      parentId: itemId.optional().describe("make it a child of this item (it is then in the parent's project)"),
       dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids it waits for"),
       priority: z.number().int().optional().describe("higher first (default 0)"),
+      projectId: projectId.optional().describe(`its project${sessionProject ? ` (default ${sessionProject})` : ""}`),
+      requires: z.array(capability).max(16).optional().describe("capabilities a worker needs to claim it, e.g. [\"browser\"]"),
+      concurrencyKey: capability.optional().describe("a key whose limit caps how many such items are worked on at once"),
+      notBefore: z.string().max(100).optional().describe("not claimable before this time (ISO-8601 with offset)"),
+      delaySeconds: z.number().int().min(0).max(31_536_000).optional().describe("not claimable for this many seconds"),
     },
-  }, async ({ title, description, parentId, dependsOn, priority }) => {
+  }, async ({ title, description, parentId, dependsOn, priority, projectId, requires, concurrencyKey, notBefore, delaySeconds }) => {
     try {
-      const input = { title, description, parentId, dependsOn, priority, idempotencyKey: globalThis.crypto.randomUUID() };
+      const input = {
+        title, description, parentId, dependsOn, priority, requires, concurrencyKey, notBefore, delaySeconds,
+        projectId: projectId ?? (parentId ? undefined : sessionProject),
+        idempotencyKey: globalThis.crypto.randomUUID(),
+      };
       const item = await retryUnanswered(() => client.workItems.create.mutate(input));
       return ok(`Created ${item.id} (${item.stage}).`, { workItem: item });
     } catch (error) {
@@ -373,7 +425,7 @@ export function createMcpServer({ client, version = "0.1.0" }: McpOptions) {
 
 /**
  * Serves MCP on stdin/stdout until stdin closes or SIGINT/SIGTERM; then hands the session's
- * live leases back (they expire within seconds) before returning.
+ * live leases back (`leases.handBack`: their items are ready again at once) before returning.
  */
 export async function serveMcp(options: McpOptions): Promise<void> {
   const { server, leases } = createMcpServer(options);

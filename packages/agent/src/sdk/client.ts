@@ -118,3 +118,10 @@ export type FinishResult = Result<WorkGraphClient["leases"]["release"]["mutate"]
 export type AttentionRequestInput = Input<WorkGraphClient["attention"]["request"]["mutate"]>;
 export type DecomposeInput = Input<WorkGraphClient["leases"]["decompose"]["mutate"]>;
 export type CreateWorkItemInput = Input<WorkGraphClient["workItems"]["create"]["mutate"]>;
+/** v3 queue policy (API.md "Queue policy"). */
+export type ClaimInput = NonNullable<Input<WorkGraphClient["leases"]["claim"]["mutate"]>>;
+export type UpdateWorkItemInput = Input<WorkGraphClient["workItems"]["update"]["mutate"]>;
+/** `leases.handBack` without the lease: `{ reason, retryAfterSeconds? }`. */
+export type HandBackInput = Omit<Input<WorkGraphClient["leases"]["handBack"]["mutate"]>, "leaseId" | "epoch" | "workerId">;
+export type Limit = Result<WorkGraphClient["limits"]["list"]["query"]>[number];
+export type Project = Result<WorkGraphClient["projects"]["list"]["query"]>[number];

@@ -6,12 +6,57 @@
  * with `detail.local: true`) when this session did not obtain it or lost it: fencing (ADR 002)
  * holds on the client too, a lease is never written with after it is gone.
  */
-import type { FinishResult, Lease, WorkGraphClient } from "./client";
+import type { FinishResult, HandBackInput, Lease, WorkGraphClient } from "./client";
 import { toWorkGraphError, WorkGraphError, type LeaseNotCurrentKind } from "./errors";
-import { NO_RETRY, retryUnanswered, type RetryPolicy } from "./retry";
+import { NO_RETRY, REPLAY, retryUnanswered, type RetryPolicy } from "./retry";
 
-/** Seconds a lease is shortened to when it is handed back, so its item is back in the queue almost at once. */
+/**
+ * A server without `leases.handBack` (before API v3): the lease is shortened to expire in this
+ * many seconds instead, so the item is back in the queue almost at once (but it ends `expired`,
+ * which counts toward rule 11).
+ */
 export const HAND_BACK_SECONDS = 1;
+
+/** What the server answers when it has no such procedure (tRPC's own message). */
+const isUnknownProcedure = (error: WorkGraphError) => error.reason === "NOT_FOUND" && /^No procedure found on path/.test(error.message);
+
+type LeaseEnd = "release" | "cancel" | "handBack";
+type LeaseEndInput<K extends LeaseEnd> = K extends "release" ? { evidence: string; links?: string[] } : K extends "cancel" ? { reason: string } : HandBackInput;
+const OUTCOME_OF: Record<LeaseEnd, NonNullable<Lease["outcome"]>> = { release: "released", cancel: "cancelled", handBack: "returned" };
+
+/**
+ * Ends a lease with release, cancel or hand-back. None of them has an idempotency key: when a
+ * retry after a lost answer is refused as `ended`, the lease is read back; if it ended the way we
+ * asked, the first attempt landed. A hand-back to a server that does not know `leases.handBack`
+ * falls back to shortening the lease (HAND_BACK_SECONDS).
+ */
+async function endLease<K extends LeaseEnd>(client: WorkGraphClient, ref: LeaseRef, kind: K, input: LeaseEndInput<K>, retry: RetryPolicy): Promise<FinishResult> {
+  let retried = false;
+  const send = (): Promise<FinishResult> => {
+    switch (kind) {
+      case "release":
+        return client.leases.release.mutate({ ...ref, ...(input as LeaseEndInput<"release">) });
+      case "cancel":
+        return client.leases.cancel.mutate({ ...ref, ...(input as LeaseEndInput<"cancel">) });
+      default:
+        return client.leases.handBack.mutate({ ...ref, ...(input as HandBackInput) });
+    }
+  };
+  try {
+    return await retryUnanswered(send, retry, () => { retried = true; });
+  } catch (thrown) {
+    const error = toWorkGraphError(thrown);
+    if (kind === "handBack" && isUnknownProcedure(error)) {
+      const lease = await retryUnanswered(() => client.leases.renew.mutate({ ...ref, durationSeconds: HAND_BACK_SECONDS }), retry);
+      return { lease, workItem: await client.workItems.get.query({ id: lease.workItemId }) };
+    }
+    if (retried && error.leaseKind === "ended") {
+      const lease = await client.leases.get.query({ leaseId: ref.leaseId });
+      if (lease.outcome === OUTCOME_OF[kind]) return { lease, workItem: await client.workItems.get.query({ id: lease.workItemId }) };
+    }
+    throw error;
+  }
+}
 
 /** The local LEASE_NOT_CURRENT: nothing was sent, the lease is not (or no longer) this session's to write with. */
 export function leaseNotCurrent(
@@ -209,40 +254,15 @@ export class HeldLease {
     return this.write(() => this.sendRenewal());
   }
 
-  /**
-   * release / cancel have no idempotency key: when a retry after a lost answer is refused as
-   * `ended`, read the lease back; if it ended the way we asked, the first attempt landed.
-   */
-  async finish(kind: "release" | "cancel", input: { evidence: string; links?: string[] } | { reason: string }): Promise<FinishResult> {
-    const ref = { leaseId: this.lease.id, epoch: this.lease.epoch };
-    const expected = kind === "release" ? "released" : "cancelled";
-    let retried = false;
-    return this.write(async () => {
-      try {
-        return await retryUnanswered(
-          () => kind === "release"
-            ? this.client.leases.release.mutate({ ...ref, ...(input as { evidence: string; links?: string[] }) })
-            : this.client.leases.cancel.mutate({ ...ref, ...(input as { reason: string }) }),
-          this.retry,
-          () => { retried = true; },
-        );
-      } catch (thrown) {
-        const error = toWorkGraphError(thrown);
-        if (retried && error.leaseKind === "ended") {
-          const lease = await this.client.leases.get.query({ leaseId: ref.leaseId });
-          if (lease.outcome === expected) return { lease, workItem: await this.client.workItems.get.query({ id: lease.workItemId }) };
-        }
-        throw error;
-      }
-    }, { ends: () => true, final: true, retry: false });
+  /** Ends the lease: release, cancel, or hand the item back unfinished (`leases.handBack`, outcome `returned`). */
+  finish<K extends LeaseEnd>(kind: K, input: LeaseEndInput<K>): Promise<FinishResult> {
+    return this.write(() => endLease(this.client, { leaseId: this.lease.id, epoch: this.lease.epoch }, kind, input, this.retry),
+      { ends: () => true, final: true, retry: false });
   }
 
-  /** Hands the item back unfinished: the lease is shortened to expire in HAND_BACK_SECONDS. */
-  async handBack(): Promise<void> {
-    await this.write(
-      () => this.client.leases.renew.mutate({ leaseId: this.lease.id, epoch: this.lease.epoch, durationSeconds: HAND_BACK_SECONDS }),
-      { ends: () => true, final: true },
-    );
+  /** Hands the item back unfinished (rule 16): it is ready again at once, or after `retryAfterSeconds`. */
+  handBack(input: HandBackInput): Promise<FinishResult> {
+    return this.finish("handBack", input);
   }
 }
 
@@ -289,6 +309,9 @@ export interface LeaseRef {
   epoch: number;
 }
 
+/** The reason a session's leases are handed back with when it ends. */
+const SESSION_ENDED = "the agent's session ended before the item was finished";
+
 export interface SessionLeasesOptions {
   /** Default: in memory, for the life of the process. */
   memory?: LeaseMemory;
@@ -326,7 +349,7 @@ export class SessionLeases {
       onLost: (error) => this.memory.fence(lease.workItemId, lease.id, error.leaseKind ?? "expired"),
     });
     if (this.closing) {
-      void holder.handBack().catch(() => {});
+      void holder.handBack({ reason: SESSION_ENDED }).catch(() => {});
       return;
     }
     this.renewers.get(lease.workItemId)?.end();
@@ -385,6 +408,11 @@ export class SessionLeases {
     return lease;
   }
 
+  /** Hands the item back with the session's lease on it (or `explicit`): see HeldLease.handBack. */
+  handBack(workItemId: string, input: HandBackInput, explicit?: LeaseRef): Promise<FinishResult> {
+    return this.write(workItemId, (ref) => endLease(this.client, ref, "handBack", input, REPLAY), () => true, explicit);
+  }
+
   /** Lets go of the item's lease without writing (it ended). */
   private forget(workItemId: string) {
     this.stopRenewing(workItemId);
@@ -396,14 +424,14 @@ export class SessionLeases {
     this.renewers.delete(workItemId);
   }
 
-  /** Session end: stop renewing and hand every live lease back (they expire within seconds). */
+  /** Session end: stop renewing and hand every live lease back (`leases.handBack`: the items are ready again at once). */
   async handBackAll(): Promise<void> {
     this.closing = true;
     const holders = [...this.renewers.values()];
     this.renewers.clear();
     await Promise.allSettled(holders.map(async (holder) => {
       this.memory.forget(holder.lease.workItemId);
-      await holder.handBack();
+      await holder.handBack({ reason: SESSION_ENDED });
     }));
   }
 }

@@ -6,10 +6,16 @@ import { toWorkGraphError, type WorkGraphError } from "./errors";
 import { HeldLease } from "./lease-holder";
 import { backoffDelay, retryUnanswered, sleep, type RetryOptions, type RetryPolicy } from "./retry";
 
-/** What a handler returns: release with evidence, cancel the item, or hand it back unfinished. */
+/**
+ * What a handler returns: release with evidence, cancel the item, or hand it back unfinished
+ * (`leases.handBack`, outcome `returned`): `{ handBack: reason, retryAfterSeconds? }` when this
+ * worker cannot do it (a missing tool or access, a rate limit: try again later), `{ abandon: true }`
+ * or nothing for a plain hand-back.
+ */
 export type HandlerResult =
   | { evidence: string; links?: string[] }
   | { cancel: string }
+  | { handBack: string; retryAfterSeconds?: number }
   | { abandon: true }
   | undefined
   | void;
@@ -48,8 +54,8 @@ export type WorkHandler = (context: WorkContext) => Promise<HandlerResult> | Han
  * On SIGINT/SIGTERM or `signal` abort, the worker stops claiming, and the item in hand:
  * - `finish` (default): the handler runs to the end and its result is written as usual;
  * - `cancel`: the handler's signal aborts; unless it still returns `{ evidence }`, the item is cancelled (`leases.cancel`, terminal);
- * - `abandon`: the handler's signal aborts; unless it still returns a result, the lease is handed back
- *   (shortened to expire in 1 s; the item is ready again right after, outcome `expired`).
+ * - `abandon`: the handler's signal aborts; unless it still returns a result, the item is handed back
+ *   (`leases.handBack`: outcome `returned`, the item is ready again at once for another worker).
  * A second SIGINT/SIGTERM while finishing escalates to `abandon`.
  */
 export type ShutdownMode = "finish" | "cancel" | "abandon";
@@ -73,6 +79,7 @@ export interface WorkerSummary {
   cancelled: number;
   attentionRequested: number;
   decomposed: number;
+  /** Handed back unfinished (`leases.handBack`, outcome `returned`): nothing, `{ abandon }`, `{ handBack }`, shutdown with "abandon". */
   abandoned: number;
   lost: number;
   failed: number;
@@ -105,9 +112,17 @@ export interface RunWorkerOptions {
   handleProcessSignals?: boolean;
   /** Only claim direct children of this item. */
   parentId?: string;
+  /** Claim only in this project (default: every project the token may see). */
+  projectId?: string;
+  /**
+   * Claim only items whose `requires` are all among these (a subset of the token's capabilities,
+   * else every claim fails FORBIDDEN). Default: the token's capabilities, decided by the server.
+   */
+  capabilities?: string[];
   /**
    * When the handler throws: `attention` (default) asks a human with a blocking `help` request
-   * carrying the error, so a failing item does not bounce between workers; `abandon` hands the lease back.
+   * carrying the error, so a failing item does not bounce between workers; `abandon` hands the item back
+   * (`leases.handBack` with the error as the reason).
    */
   onHandlerError?: "attention" | "abandon";
   /** Stop after this many claimed items. */
@@ -304,7 +319,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
       const claim = await retryUnanswered(async (attempt) => {
         attempts = attempt;
         if (stopping) return null;
-        const input = { durationSeconds, parentId: options.parentId, idempotencyKey: key };
+        const input = { durationSeconds, parentId: options.parentId, projectId: options.projectId, capabilities: options.capabilities, idempotencyKey: key };
         if (wait <= 0) return options.client.leases.claim.mutate(input);
         try {
           return await options.client.leases.claim.mutate({ ...input, waitSeconds: wait }, { signal: wake.signal });
@@ -333,7 +348,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
       // e.g. blank evidence (VALIDATION): do not sit on the item until it expires.
       if (outcome !== "abandoned" && run.held.state !== "ended") {
         try {
-          await run.held.handBack();
+          await run.held.handBack({ reason: `the worker could not record its result (${error.reason}: ${error.message})`.slice(0, 10_000) });
           run.endedBy = "failed";
           return;
         } catch {
@@ -353,7 +368,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
     try {
       if (stopping) {
         // Claimed while stopping: do not start new work, give it back.
-        await finishWith(run, () => held.handBack(), "abandoned");
+        await finishWith(run, () => held.handBack({ reason: "claimed while the worker was stopping" }), "abandoned");
       } else {
         let result: HandlerResult;
         let failure: { error: unknown } | null = null;
@@ -369,11 +384,13 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
             await finishWith(run, () => held.finish("release", { evidence: result.evidence, links: result.links }), "released");
           } else if (result && "cancel" in result) {
             await finishWith(run, () => held.finish("cancel", { reason: result.cancel }), "cancelled");
+          } else if (result && "handBack" in result) {
+            await finishWith(run, () => held.handBack({ reason: result.handBack, retryAfterSeconds: result.retryAfterSeconds }), "abandoned");
           } else if (run.shutdownRequested) {
             if (cancelOnShutdown) {
               await finishWith(run, () => held.finish("cancel", { reason: `worker shut down (${summary.stoppedBy})` }), "cancelled");
             } else {
-              await finishWith(run, () => held.handBack(), "abandoned");
+              await finishWith(run, () => held.handBack({ reason: `the worker shut down (${summary.stoppedBy})` }), "abandoned");
             }
           } else if (failure) {
             summary.handlerErrors++;
@@ -390,10 +407,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<WorkerSummar
                 { final: true },
               ), "attention_requested");
             } else {
-              await finishWith(run, () => held.handBack(), "abandoned");
+              const message = failure.error instanceof Error ? failure.error.message : String(failure.error);
+              await finishWith(run, () => held.handBack({ reason: `the worker failed: ${message}`.slice(0, 10_000) }), "abandoned");
             }
           } else {
-            await finishWith(run, () => held.handBack(), "abandoned");
+            await finishWith(run, () => held.handBack({ reason: "the worker returned the item unfinished" }), "abandoned");
           }
         } else if (failure && held.state !== "lost" && !run.shutdownRequested) {
           summary.handlerErrors++;

@@ -1,7 +1,7 @@
 /** Connecting an agent: the workflow it follows (`prime`, offline), the MCP server, and a health check of the server. */
 import type { Command } from "commander";
 import { apiUrl } from "../../sdk/client";
-import { action, type Sink } from "../context";
+import { action, withCapabilityOption, withProjectOption, type Sink } from "../context";
 import { PRIME } from "../text";
 
 export function agentCommands(program: Command, sink: Sink) {
@@ -18,11 +18,12 @@ export function agentCommands(program: Command, sink: Sink) {
       process.stdout.write(PRIME);
     });
 
-  program.command("mcp")
+  withCapabilityOption(withProjectOption(program.command("mcp"), "the session's project for queue, claim and create"))
     .description("serve the API to a coding agent as an MCP server on stdio (see docs/agents.md)")
-    .action(action(sink, async (context) => {
+    .usage("[--project P] [--capability C]…")
+    .action(action(sink, async (context, options: { project?: string; capability?: string[] }) => {
       const { serveMcp } = await import("../../mcp/server"); // loaded only here: other commands start faster
-      await serveMcp({ client: context.client() });
+      await serveMcp({ client: context.client(), projectId: options.project ?? context.project, capabilities: options.capability });
       return { data: undefined, human: "" };
     }));
 }

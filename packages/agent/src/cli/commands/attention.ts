@@ -3,7 +3,9 @@ import type { Command } from "commander";
 import type { AttentionRequest } from "../../sdk/client";
 import { retryUnanswered } from "../../sdk/retry";
 import { waitInSteps } from "../../waiting";
-import { action, collect, integer, namedLease, newKey, required, secondsToWait, UsageError, withLeaseOptions, type Sink } from "../context";
+import {
+  action, collect, integer, namedLease, newKey, required, secondsToWait, UsageError, withLeaseOptions, withProjectOption, type Sink,
+} from "../context";
 import { EXIT } from "../exit-codes";
 import { seconds } from "../format";
 
@@ -45,18 +47,20 @@ export function attentionCommands(program: Command, sink: Sink) {
       return { data: result, human };
     }));
 
-  attention.command("list")
+  withProjectOption(attention.command("list"), "only this project's requests")
     .description("attention requests (open by default, oldest first)")
-    .usage("[--status open|resolved|all] [--item X] [--limit N]")
+    .usage("[--status open|resolved|all] [--item X] [--project P] [--limit N]")
     .option("--status <S>", "open, resolved or all", "open")
     .option("--item <X>", "only this item's requests")
     .option("--limit <N>", "how many", integer)
-    .action(action(sink, async (context, options: { status: string; item?: string; limit?: number }) => {
+    .action(action(sink, async (context, options: { status: string; item?: string; limit?: number; project?: string }) => {
       const { status } = options;
       if (!["open", "resolved", "all"].includes(status)) throw new UsageError("--status must be open, resolved or all");
       const page = await context.client().attention.list.query({
         status: status === "all" ? undefined : (status as "open" | "resolved"),
         workItemId: options.item,
+        // A named item's requests are wherever it is: the default project narrows only the full list.
+        projectId: options.project ?? (options.item ? undefined : context.project),
         limit: options.limit,
       });
       const human = page.items.length === 0

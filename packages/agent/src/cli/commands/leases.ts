@@ -3,9 +3,12 @@ import type { Command } from "commander";
 import { leaseNotCurrent } from "../../sdk/lease-holder";
 import { retryUnanswered } from "../../sdk/retry";
 import { waitInSteps } from "../../waiting";
-import { action, collect, integer, namedLease, newKey, readStdin, required, secondsToWait, UsageError, valueOrFile, withLeaseOptions, type Sink } from "../context";
+import {
+  action, collect, integer, namedLease, newKey, readStdin, required, secondsToWait, UsageError, valueOrFile, withCapabilityOption, withLeaseOptions,
+  withProjectOption, type Sink,
+} from "../context";
 import { EXIT } from "../exit-codes";
-import { describeAnswers, leaseLength, plural, seconds, table } from "../format";
+import { describeAnswers, describePolicy, leaseLength, plural, seconds, stageOf, table } from "../format";
 
 interface LeaseOptions {
   leaseId?: string;
@@ -13,16 +16,26 @@ interface LeaseOptions {
 }
 
 export function leaseCommands(program: Command, sink: Sink) {
-  program.command("claim")
-    .description("claim the next ready item (or <item>, or the next child of P); --wait S: wait up to S seconds for one; remembers the lease")
+  withCapabilityOption(withProjectOption(program.command("claim"), "claim only in this project"))
+    .description("claim the next ready item you can take (or <item>, or the next child of P); --wait S: wait up to S seconds for one; --project P, --capability C: only there, only with these; remembers the lease")
     .usage("[<item>] [--parent P] [--duration S] [--wait S] [--key K]")
     .argument("[item]")
     .option("--parent <P>", "claim the next ready child of P")
     .option("--duration <S>", "lease length in seconds (server default 900)", integer)
     .option("--wait <S>", "wait up to S seconds for an item to become ready", secondsToWait)
     .option("--key <K>", "idempotency key (the same key replays the same claim)")
-    .action(action(sink, async (context, options: { parent?: string; duration?: number; wait?: number; key?: string }, workItemId?: string) => {
-      const input = { workItemId, parentId: options.parent, durationSeconds: options.duration, idempotencyKey: options.key ?? newKey() };
+    .action(action(sink, async (context, options: {
+      parent?: string; duration?: number; wait?: number; key?: string; project?: string; capability?: string[];
+    }, workItemId?: string) => {
+      const input = {
+        workItemId,
+        parentId: options.parent,
+        // A named item, or a child of a named parent, is claimed in its own project: the default narrows only next-claims.
+        projectId: options.project ?? (workItemId || options.parent ? undefined : context.project),
+        capabilities: options.capability,
+        durationSeconds: options.duration,
+        idempotencyKey: options.key ?? newKey(),
+      };
       const wait = options.wait ?? 0;
       // The same key on every step: a waiting claim that found nothing stores nothing under it.
       const claimed = await waitInSteps(wait, (waitSeconds) =>
@@ -37,10 +50,12 @@ export function leaseCommands(program: Command, sink: Sink) {
       const human = [
         `Claimed ${workItem.id} - ${workItem.title}`,
         `  lease ${lease.id} epoch ${lease.epoch}, ${leaseLength(lease)}, expires ${lease.expiresAt}`,
+        `  ${describePolicy(workItem)}`,
         ...(workItem.description ? ["", ...workItem.description.split("\n").map((line) => `  ${line}`), ""] : []),
         ...describeAnswers(attention),
         `Next: work-graph note ${workItem.id} "…" as you go; work-graph renew ${workItem.id} every ~${renewEvery};`,
-        `      work-graph release ${workItem.id} --evidence "…" when done.`,
+        `      work-graph release ${workItem.id} --evidence "…" when done;`,
+        `      work-graph hand-back ${workItem.id} --reason "…" if you cannot do it (another worker takes it).`,
       ].join("\n");
       return { data: claimed, human };
     }));
@@ -92,6 +107,22 @@ export function leaseCommands(program: Command, sink: Sink) {
       const result = await context.leases().write(item, (lease) =>
         context.client().leases.cancel.mutate({ ...lease, reason }), () => true, await namedLease(context, options));
       return { data: result, human: `Cancelled ${item}. Lease epoch ${result.lease.epoch} ended (cancelled).` };
+    }));
+
+  withLeaseOptions(program.command("hand-back"))
+    .description("give <item> back unfinished because you cannot do it (missing tool, access or capability; rate limited): it is ready again for another worker, or after --retry-after")
+    .usage("<item> --reason R [--retry-after S]")
+    .argument("<item>")
+    .option("--reason <R>", "why you cannot do it (recorded on the lease's end)")
+    .option("--retry-after <S>", "keep it unclaimable for S seconds (0–86400), e.g. a rate limit's reset", integer)
+    .action(action(sink, async (context, options: LeaseOptions & { reason?: string; retryAfter?: number }, item: string) => {
+      const reason = required(options.reason, "--reason");
+      const result = await context.leases().handBack(item, { reason, retryAfterSeconds: options.retryAfter }, await namedLease(context, options));
+      return {
+        data: result,
+        // A server without leases.handBack shortens the lease instead (sdk/lease-holder.ts): it has no outcome yet.
+        human: `Handed ${item} back (lease epoch ${result.lease.epoch} ${result.lease.outcome ? `ended, ${result.lease.outcome}` : `expires ${result.lease.expiresAt}`}). It is ${stageOf(result.workItem)}. Stop working on it.`,
+      };
     }));
 
   withLeaseOptions(program.command("decompose"))

@@ -5,7 +5,7 @@ import { oneLine, plural, table } from "../format";
 
 export function workerCommands(program: Command, sink: Sink) {
   program.command("workers")
-    .description("every worker: live leases, last seen, last-hour counts, drained state")
+    .description("every worker: live leases, last seen, last-hour counts, drained state, capabilities")
     .action(action(sink, async (context) => {
       const workers = await context.client().workers.list.query({});
       const human = workers.length === 0
@@ -14,7 +14,8 @@ export function workerCommands(program: Command, sink: Sink) {
           worker.workerId, String(worker.liveLeases), worker.lastSeenAt ?? "never",
           `${worker.lastHour.claimed}/${worker.lastHour.released}/${worker.lastHour.expired}/${worker.lastHour.revoked}`,
           worker.drained ? `drained${worker.drainReason ? `: ${oneLine(worker.drainReason, 40)}` : ""}` : "-",
-        ]), ["worker", "live", "last seen", "last hour claimed/released/expired/revoked", "drained"]);
+          worker.capabilities?.join(",") || "-", // a server before v3 sends none
+        ]), ["worker", "live", "last seen", "last hour claimed/released/expired/revoked", "drained", "capabilities"]);
       return { data: workers, human };
     }));
 
