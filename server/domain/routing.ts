@@ -68,7 +68,7 @@ export function missingCapabilities(requires: string[], capabilities: string[] |
  */
 export function HAND_BACK_ITEM_CHANGES(retryAfterSeconds: number | undefined): Prisma.Sql {
   if (retryAfterSeconds === undefined) return CLEAR_CONTINUITY;
-  return Prisma.sql`${CLEAR_CONTINUITY}, not_before = clock_timestamp() + make_interval(secs => ${retryAfterSeconds})`;
+  return Prisma.sql`${CLEAR_CONTINUITY}, not_before = l.ended_at + make_interval(secs => ${retryAfterSeconds})`;
 }
 
 /**

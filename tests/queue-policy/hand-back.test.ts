@@ -49,6 +49,7 @@ describe("leases.handBack (rule 16)", () => {
     const notBefore = Date.parse(returned.workItem.notBefore!);
     expect(notBefore).toBeGreaterThanOrEqual(before + 120_000);
     expect(notBefore).toBeLessThanOrEqual(after + 120_000);
+    expect(notBefore - Date.parse(returned.lease.endedAt!)).toBe(120_000);
     const ended = (await people.operator.events.list({ workItemId: "hb-gated" })).items.filter((event) => event.type === "lease.ended");
     expect(ended.at(-1)?.data).toMatchObject({ outcome: "returned", reason: "rate limited", retryAfterSeconds: 120 });
     const next = await worker.leases.claim({});
