@@ -563,7 +563,8 @@ async function main() {
     }
     const routed: RoutedScaleResult[] = [];
     if (parts.has("routing")) {
-      const n = config.scales.at(-1)!;
+      // At least 10,000 items: smaller graphs run out of one project's routable items within the samples.
+      const n = Math.max(config.scales.at(-1)!, 10_000);
       const url = await createDatabase(server.adminUrl, "bench_routed", template);
       routed.push(...(await routedScale(url, n)));
       await dropDatabase(server.adminUrl, "bench_routed");

@@ -199,8 +199,8 @@ export async function routeGraph(url: string): Promise<void> {
           WHEN 1 THEN ARRAY['cap-' || (h % ${capabilities})]
           ELSE ARRAY(SELECT DISTINCT unnest(ARRAY['cap-' || (h % ${capabilities}), 'cap-' || ((h / 7) % ${capabilities})]) ORDER BY 1) END,
         concurrency_key = CASE WHEN (h / 3) % 1000 < ${keyedShare * 1000} THEN 'key-' || (h % ${limitedKeys}) END
-      FROM (SELECT id AS hid, abs(hashtext(id)) AS h FROM work_items) hashed WHERE hashed.hid = work_items.id;
-      VACUUM ANALYZE;`);
+      FROM (SELECT id AS hid, abs(hashtext(id)) AS h FROM work_items) hashed WHERE hashed.hid = work_items.id;`);
+    await client.query("VACUUM ANALYZE");
   } finally {
     await client.end();
   }
