@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { WaitingStage } from "../domain/contract";
-import { QUEUE_ORDER, STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
+import { CLAIMABLE, OPEN_GATE, QUEUE_ORDER, STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
 import { AN_AGENT_CAN_TAKE, CAPABILITIES_NO_AGENT_HAS } from "../domain/unroutable";
 import type { Stage } from "../domain/types";
 import { ATTENTION_COLUMNS, WORK_ITEM_COLUMNS, type toAttentionRequest, type WorkItemRow } from "../domain/views";
@@ -38,10 +38,17 @@ export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): P
 
 const UNROUTABLE = Prisma.sql`${STAGE_SQL} = 'ready' AND NOT ${AN_AGENT_CAN_TAKE}`;
 
-/** Ready items no agent could take (server/domain/unroutable.ts), of the projects `inProjects` admits. */
+/**
+ * Ready items no agent could take (server/domain/unroutable.ts), of the projects `inProjects`
+ * admits. Ready is CLAIMABLE with an open gate (STAGE_SQL's 'ready', through the claim index),
+ * and the tokens are checked once per distinct (project, requires), not once per item.
+ */
 export async function countUnroutable(db: Db, inProjects: Prisma.Sql): Promise<number> {
   const [row] = await db.$queryRaw<{ n: number }[]>`
-    SELECT count(*)::int AS n FROM work_items w WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}`;
+    SELECT coalesce(sum(w.n), 0)::int AS n FROM (
+      SELECT w.project_id, w.requires, count(*) AS n FROM work_items w
+       WHERE ${CLAIMABLE} AND ${OPEN_GATE} AND ${inProjects} GROUP BY 1, 2) w
+     WHERE NOT ${AN_AGENT_CAN_TAKE}`;
   return row!.n;
 }
 
