@@ -9,7 +9,7 @@ import { RevokeLease } from "./revoke-lease";
 import { DataTable, type Column } from "./data-table";
 import { describeError, useTRPC, useTRPCClient } from "./trpc";
 import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
-import { Age, ApiError, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, Time, Token, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, StartsIn, Time, Token, WorkerId } from "./ui";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
 
@@ -93,7 +93,23 @@ function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood 
   let summary: ReactNode;
   switch (item.stage) {
     case "ready":
-      summary = "Ready: the next claim may take it.";
+      summary =
+        item.requires.length > 0 ? (
+          <>
+            Ready: the next claim of an agent with <Capabilities list={item.requires} /> may take it.
+          </>
+        ) : (
+          "Ready: the next claim may take it."
+        );
+      break;
+    case "scheduled":
+      summary = item.notBefore ? (
+        <>
+          Scheduled: not claimable before <Time iso={item.notBefore} /> (<StartsIn at={item.notBefore} />).
+        </>
+      ) : (
+        "Scheduled."
+      );
       break;
     case "released":
       summary = "Released: the work is done.";
@@ -425,7 +441,23 @@ export function ItemView({ id }: { id: string }) {
         <dl className="facts">
           <div>
             <dt>Stage</dt>
-            <dd><StageBadge stage={data.stage} /></dd>
+            <dd><StageBadge stage={data.stage} notBefore={data.notBefore} /></dd>
+          </div>
+          <div>
+            <dt>Project</dt>
+            <dd data-testid="item-project"><Token text={data.projectId} /></dd>
+          </div>
+          <div>
+            <dt>Requires</dt>
+            <dd data-testid="item-requires"><Capabilities list={data.requires} none="nothing" /></dd>
+          </div>
+          <div>
+            <dt>Concurrency key</dt>
+            <dd data-testid="item-concurrency-key">{data.concurrencyKey ? <Token text={data.concurrencyKey} code /> : "—"}</dd>
+          </div>
+          <div>
+            <dt>Not before</dt>
+            <dd data-testid="item-not-before"><Time iso={data.notBefore} /></dd>
           </div>
           <div>
             <dt>Status</dt>
