@@ -36,18 +36,21 @@ export function ProjectProvider({ scope, children }: { scope: readonly string[];
   const fromUrl = useSearchParams().get(PROJECT_PARAM) ?? "";
   // A token scoped to exactly one project has nothing else to show.
   const [chosen, setChosen] = useState(fromUrl || (scope.length === 1 ? scope[0]! : ""));
-  // A URL that names a project (a pasted link) wins; one that names none gets the chosen project.
-  const projectId = fromUrl || chosen;
-  if (fromUrl && fromUrl !== chosen) setChosen(fromUrl);
+  // A URL that comes to name another project (a link, Back) chooses it; one that names none gets the chosen project.
+  const [seenInUrl, setSeenInUrl] = useState(fromUrl);
+  if (fromUrl !== seenInUrl) {
+    setSeenInUrl(fromUrl);
+    if (fromUrl) setChosen(fromUrl);
+  }
   useEffect(() => {
-    if (!fromUrl && chosen) replaceProjectInUrl(chosen);
+    if (fromUrl !== chosen) replaceProjectInUrl(chosen);
   }, [fromUrl, chosen, pathname]);
 
   const choose = (next: string) => {
     setChosen(next);
     replaceProjectInUrl(next);
   };
-  return <ProjectContext.Provider value={{ projectId: projectId || undefined, scope, choose }}>{children}</ProjectContext.Provider>;
+  return <ProjectContext.Provider value={{ projectId: chosen || undefined, scope, choose }}>{children}</ProjectContext.Provider>;
 }
 
 /** The chosen project id for the `projectId` filter of a query, undefined for all. */
