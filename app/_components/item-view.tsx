@@ -170,6 +170,55 @@ function PriorityForm({ item }: { item: WorkItem }) {
   );
 }
 
+/** An ISO time as a `datetime-local` value in the browser's time zone ("2026-12-04T17:05"). */
+function localInputValue(iso: string | null): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** workItems.update's queue policy: what a worker must be able to do, the concurrency key and the time gate. Only changed fields are sent. */
+function QueuePolicyForm({ item }: { item: WorkItem }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const initial = { requires: item.requires.join(", "), concurrencyKey: item.concurrencyKey ?? "", notBefore: localInputValue(item.notBefore) };
+  const [edited, setEdited] = useState<Partial<typeof initial>>({});
+  const fields = { ...initial, ...edited };
+  const mutation = useMutation(trpc.workItems.update.mutationOptions({ onSuccess: () => { setEdited({}); return invalidate(); } }));
+  const set = (name: keyof typeof initial) => (event: { target: { value: string } }) => setEdited((e) => ({ ...e, [name]: event.target.value }));
+  const changed = (name: keyof typeof initial) => fields[name] !== initial[name];
+  return (
+    <form
+      className="action-form"
+      aria-label="Queue policy"
+      onSubmit={(event: FormEvent) => {
+        event.preventDefault();
+        mutation.mutate({
+          id: item.id,
+          requires: changed("requires") ? fields.requires.split(/[\s,]+/).filter(Boolean) : undefined,
+          concurrencyKey: changed("concurrencyKey") ? fields.concurrencyKey.trim() || null : undefined,
+          notBefore: changed("notBefore") ? (fields.notBefore ? new Date(fields.notBefore).toISOString() : null) : undefined,
+        });
+      }}
+    >
+      <label htmlFor="policy-requires">Requires <span className="muted">(capabilities, comma separated)</span></label>
+      <input id="policy-requires" value={fields.requires} onChange={set("requires")} spellCheck={false} />
+      <label htmlFor="policy-key">Concurrency key <span className="muted">(empty: none)</span></label>
+      <input id="policy-key" value={fields.concurrencyKey} onChange={set("concurrencyKey")} spellCheck={false} />
+      <label htmlFor="policy-not-before">Not before <span className="muted">(empty: claimable now)</span></label>
+      <input id="policy-not-before" type="datetime-local" value={fields.notBefore} onChange={set("notBefore")} />
+      <div className="row">
+        <button type="submit" disabled={mutation.isPending || !(["requires", "concurrencyKey", "notBefore"] as const).some(changed)}>
+          Save queue policy
+        </button>
+      </div>
+      {item.currentLease ? <p className="hint">The live lease keeps running: a change applies to the next claim.</p> : null}
+      <ApiError error={mutation.error} />
+    </form>
+  );
+}
+
 function AddDependencyForm({ item }: { item: WorkItem }) {
   const trpc = useTRPC();
   const invalidate = useInvalidateAll();
@@ -504,6 +553,7 @@ export function ItemView({ id }: { id: string }) {
               </div>
             ) : null}
             <PriorityForm item={data} />
+            <QueuePolicyForm item={data} />
             <AddDependencyForm item={data} />
             <CancelForm item={data} />
           </Section>

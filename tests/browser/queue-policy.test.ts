@@ -232,6 +232,18 @@ describe("unroutable items", () => {
     expect(await both.locator('td[data-label="Requires"]').textContent()).toBe([browserCapability, quantum].sort().join(", "));
     expect(await both.locator('td[data-label="Why"]').textContent()).toBe(`needs ${quantum}`);
 
+    // An operator changes what an item requires (and its key) on its page: it leaves the list.
+    await both.getByRole("link", { name: "Render the quantum page" }).click();
+    await page.getByRole("heading", { level: 1, name: "Render the quantum page" }).waitFor();
+    await page.getByLabel("Requires").fill(browserCapability);
+    await page.getByLabel("Concurrency key").fill(stagingKey);
+    await page.getByRole("button", { name: "Save queue policy" }).click();
+    await expect.poll(() => page.getByTestId("item-requires").textContent(), { timeout: LIVE_MS }).toBe(browserCapability);
+    expect(await page.getByTestId("item-concurrency-key").textContent()).toBe(stagingKey);
+    await page.goto(`/unroutable?project=${alpha}`);
+    await page.getByRole("heading", { level: 1, name: "Unroutable items" }).waitFor();
+    await expect.poll(() => rows.evaluateAll((list) => list.map((row) => row.getAttribute("data-item-id")))).toEqual([ids.needsQuantum]);
+
     // Another project has none: the callout goes away.
     await page.getByLabel("Project").selectOption(beta);
     await page.getByText("Every ready item can be taken by some agent.").waitFor();
