@@ -1,5 +1,6 @@
 import { redirect } from "next/navigation";
 import type { ReactNode } from "react";
+import { ProjectProvider } from "@/app/_components/project";
 import { Shell } from "@/app/_components/shell";
 import { Providers } from "@/app/_components/trpc";
 import { sessionCaller } from "@/app/_lib/session";
@@ -11,10 +12,12 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   const caller = await sessionCaller();
   if (!caller) redirect("/login");
   return (
-    <Providers>
-      <Shell actor={caller.actor} role={caller.role}>
-        {children}
-      </Shell>
-    </Providers>
+    <ProjectProvider scope={caller.projects}>
+      <Providers>
+        <Shell actor={caller.actor} role={caller.role}>
+          {children}
+        </Shell>
+      </Providers>
+    </ProjectProvider>
   );
 }

@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
+import { useProjectId } from "./project";
 import { useTRPC } from "./trpc";
 
 const OPT_IN_KEY = "work-graph:attention-notifications";
@@ -18,7 +19,7 @@ const currentPermission = (): Permission => (typeof Notification === "undefined"
  */
 export function AttentionAlerts() {
   const trpc = useTRPC();
-  const open = useQuery(trpc.dashboard.inbox.queryOptions({ status: "open", limit: 200 }));
+  const open = useQuery(trpc.dashboard.inbox.queryOptions({ projectId: useProjectId(), status: "open", limit: 200 }));
   const [permission, setPermission] = useState<Permission>("default");
   const [optedIn, setOptedIn] = useState(false);
   const seen = useRef<Set<string> | null>(null);

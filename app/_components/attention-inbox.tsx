@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { AttentionAlerts } from "./attention-alerts";
 import { humanize } from "./format";
+import { useProjectId } from "./project";
 import { useTRPC } from "./trpc";
 import type { InboxEntry, Stage } from "./types";
 import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, Token, WorkerId } from "./ui";
@@ -109,7 +110,7 @@ function AnswerForm({ request, onResolved }: { request: InboxEntry; onResolved: 
 
 function OpenRequests() {
   const trpc = useTRPC();
-  const open = useQuery(trpc.dashboard.inbox.queryOptions({ status: "open", limit: 200 }));
+  const open = useQuery(trpc.dashboard.inbox.queryOptions({ projectId: useProjectId(), status: "open", limit: 200 }));
   const [resolved, setResolved] = useState<Resolved[]>([]);
   return (
     <>
@@ -150,7 +151,7 @@ function OpenRequests() {
 
 function ResolvedRequests() {
   const trpc = useTRPC();
-  const resolved = useQuery(trpc.dashboard.inbox.queryOptions({ status: "resolved", limit: 100 }));
+  const resolved = useQuery(trpc.dashboard.inbox.queryOptions({ projectId: useProjectId(), status: "resolved", limit: 100 }));
   if (resolved.error) return <ApiError error={resolved.error} />;
   if (!resolved.data) return <Loading what="resolved requests" />;
   if (resolved.data.length === 0) return <Empty>Nothing resolved yet.</Empty>;

@@ -35,3 +35,15 @@ export function duration(milliseconds: number): string {
 }
 
 export const humanize = (value: string) => value.replaceAll("_", " ");
+
+/** Time until a moment: "in 45 s", "in 4 min", "in 2 h 5 min", "in 3 d"; "now" once it has come. */
+export function startsIn(milliseconds: number): string {
+  const s = Math.floor(milliseconds / 1000);
+  if (s <= 0) return "now";
+  if (s < 60) return `in ${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `in ${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return m % 60 > 0 ? `in ${h} h ${m % 60} min` : `in ${h} h`;
+  return `in ${Math.floor(h / 24)} d`;
+}

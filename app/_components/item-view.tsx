@@ -9,7 +9,7 @@ import { RevokeLease } from "./revoke-lease";
 import { DataTable, type Column } from "./data-table";
 import { describeError, useTRPC, useTRPCClient } from "./trpc";
 import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
-import { Age, ApiError, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, Time, Token, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, StartsIn, Time, Token, WorkerId } from "./ui";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
 
@@ -93,7 +93,23 @@ function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood 
   let summary: ReactNode;
   switch (item.stage) {
     case "ready":
-      summary = "Ready: the next claim may take it.";
+      summary =
+        item.requires.length > 0 ? (
+          <>
+            Ready: the next claim of an agent with <Capabilities list={item.requires} /> may take it.
+          </>
+        ) : (
+          "Ready: the next claim may take it."
+        );
+      break;
+    case "scheduled":
+      summary = item.notBefore ? (
+        <>
+          Scheduled: not claimable before <Time iso={item.notBefore} /> (<StartsIn at={item.notBefore} />).
+        </>
+      ) : (
+        "Scheduled."
+      );
       break;
     case "released":
       summary = "Released: the work is done.";
@@ -149,6 +165,55 @@ function PriorityForm({ item }: { item: WorkItem }) {
           Save priority
         </button>
       </div>
+      <ApiError error={mutation.error} />
+    </form>
+  );
+}
+
+/** An ISO time as a `datetime-local` value in the browser's time zone ("2026-12-04T17:05"). */
+function localInputValue(iso: string | null): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/** workItems.update's queue policy: what a worker must be able to do, the concurrency key and the time gate. Only changed fields are sent. */
+function QueuePolicyForm({ item }: { item: WorkItem }) {
+  const trpc = useTRPC();
+  const invalidate = useInvalidateAll();
+  const initial = { requires: item.requires.join(", "), concurrencyKey: item.concurrencyKey ?? "", notBefore: localInputValue(item.notBefore) };
+  const [edited, setEdited] = useState<Partial<typeof initial>>({});
+  const fields = { ...initial, ...edited };
+  const mutation = useMutation(trpc.workItems.update.mutationOptions({ onSuccess: () => { setEdited({}); return invalidate(); } }));
+  const set = (name: keyof typeof initial) => (event: { target: { value: string } }) => setEdited((e) => ({ ...e, [name]: event.target.value }));
+  const changed = (name: keyof typeof initial) => fields[name] !== initial[name];
+  return (
+    <form
+      className="action-form"
+      aria-label="Queue policy"
+      onSubmit={(event: FormEvent) => {
+        event.preventDefault();
+        mutation.mutate({
+          id: item.id,
+          requires: changed("requires") ? fields.requires.split(/[\s,]+/).filter(Boolean) : undefined,
+          concurrencyKey: changed("concurrencyKey") ? fields.concurrencyKey.trim() || null : undefined,
+          notBefore: changed("notBefore") ? (fields.notBefore ? new Date(fields.notBefore).toISOString() : null) : undefined,
+        });
+      }}
+    >
+      <label htmlFor="policy-requires">Requires <span className="muted">(capabilities, comma separated)</span></label>
+      <input id="policy-requires" value={fields.requires} onChange={set("requires")} spellCheck={false} />
+      <label htmlFor="policy-key">Concurrency key <span className="muted">(empty: none)</span></label>
+      <input id="policy-key" value={fields.concurrencyKey} onChange={set("concurrencyKey")} spellCheck={false} />
+      <label htmlFor="policy-not-before">Not before <span className="muted">(empty: claimable now)</span></label>
+      <input id="policy-not-before" type="datetime-local" value={fields.notBefore} onChange={set("notBefore")} />
+      <div className="row">
+        <button type="submit" disabled={mutation.isPending || !(["requires", "concurrencyKey", "notBefore"] as const).some(changed)}>
+          Save queue policy
+        </button>
+      </div>
+      {item.currentLease ? <p className="hint">The live lease keeps running: a change applies to the next claim.</p> : null}
       <ApiError error={mutation.error} />
     </form>
   );
@@ -425,7 +490,23 @@ export function ItemView({ id }: { id: string }) {
         <dl className="facts">
           <div>
             <dt>Stage</dt>
-            <dd><StageBadge stage={data.stage} /></dd>
+            <dd><StageBadge stage={data.stage} notBefore={data.notBefore} /></dd>
+          </div>
+          <div>
+            <dt>Project</dt>
+            <dd data-testid="item-project"><Token text={data.projectId} /></dd>
+          </div>
+          <div>
+            <dt>Requires</dt>
+            <dd data-testid="item-requires"><Capabilities list={data.requires} none="nothing" /></dd>
+          </div>
+          <div>
+            <dt>Concurrency key</dt>
+            <dd data-testid="item-concurrency-key">{data.concurrencyKey ? <Token text={data.concurrencyKey} code /> : "—"}</dd>
+          </div>
+          <div>
+            <dt>Not before</dt>
+            <dd data-testid="item-not-before"><Time iso={data.notBefore} /></dd>
           </div>
           <div>
             <dt>Status</dt>
@@ -472,6 +553,7 @@ export function ItemView({ id }: { id: string }) {
               </div>
             ) : null}
             <PriorityForm item={data} />
+            <QueuePolicyForm item={data} />
             <AddDependencyForm item={data} />
             <CancelForm item={data} />
           </Section>

@@ -7,7 +7,8 @@ import { DataTable, type Column } from "./data-table";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import { STAGES, type Stage, type WorkItem } from "./types";
-import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, Token, WorkerId } from "./ui";
+import { useProjectId } from "./project";
 import { itemHref } from "@/server/domain/contract";
 import { useUrlState } from "./url-state";
 
@@ -27,6 +28,7 @@ const splitIds = (text: string) => text.split(/[\s,]+/).map((id) => id.trim()).f
 export function CreateItemForm({ onCreated }: { onCreated?: (item: WorkItem) => void }) {
   const trpc = useTRPC();
   const queryClient = useQueryClient();
+  const projectId = useProjectId();
   const [fields, setFields] = useState({ id: "", title: "", description: "", parentId: "", dependsOn: "", priority: "0" });
   const [created, setCreated] = useState<WorkItem | null>(null);
   const create = useMutation(
@@ -46,6 +48,7 @@ export function CreateItemForm({ onCreated }: { onCreated?: (item: WorkItem) => 
     setCreated(null);
     const priority = Number(fields.priority || 0);
     create.mutate({
+      projectId,
       id: fields.id.trim() || undefined,
       title: fields.title,
       description: fields.description.trim() ? fields.description : undefined,
@@ -100,8 +103,12 @@ export function CreateItemForm({ onCreated }: { onCreated?: (item: WorkItem) => 
 
 const itemColumns: Column<WorkItem>[] = [
   { header: "Item", kind: "text", cell: (item) => <span className="cell"><ItemLink id={item.id} title={item.title} /></span> },
-  { header: "Stage", kind: "token", cell: (item) => <StageBadge stage={item.stage} /> },
+  { header: "Stage", kind: "token", cell: (item) => <StageBadge stage={item.stage} notBefore={item.notBefore} /> },
   { header: "Priority", kind: "token", numeric: true, cell: (item) => item.priority },
+  { header: "Project", kind: "token", className: "item-project", cell: (item) => <Token text={item.projectId} /> },
+  { header: "Requires", kind: "token", className: "item-requires", cell: (item) => <Capabilities list={item.requires} /> },
+  { header: "Concurrency key", label: "Key", kind: "token", className: "item-key", cell: (item) => (item.concurrencyKey ? <Token text={item.concurrencyKey} code /> : <span className="muted">—</span>) },
+  { header: "Not before", kind: "token", className: "item-not-before", cell: (item) => <Time iso={item.notBefore} /> },
   { header: "Parent", kind: "token", cell: (item) => (item.parentId ? <ItemIdLink id={item.parentId} /> : <span className="muted">—</span>) },
   { header: "Worker", kind: "token", cell: (item) => (item.currentLease ? <WorkerId id={item.currentLease.workerId} /> : <span className="muted">—</span>) },
   { header: "Created", kind: "token", cell: (item) => <Age since={item.createdAt} /> },
@@ -109,9 +116,16 @@ const itemColumns: Column<WorkItem>[] = [
 
 export function ItemsView({ initialStage, initialSearch }: { initialStage: string; initialSearch: string }) {
   const trpc = useTRPC();
+  const projectId = useProjectId();
   const [stage, setStage] = useUrlState("stage", STAGES.includes(initialStage as Stage) ? initialStage : "");
   const [search, setSearch] = useUrlState("q", initialSearch);
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
+  // Another project starts again at the first page.
+  const [pagedProject, setPagedProject] = useState(projectId);
+  if (pagedProject !== projectId) {
+    setPagedProject(projectId);
+    setCursors([undefined]);
+  }
   const [creating, setCreating] = useState(false);
   const debouncedSearch = useDebounced(search.trim(), 250);
   const cursor = cursors.at(-1);
@@ -119,6 +133,7 @@ export function ItemsView({ initialStage, initialSearch }: { initialStage: strin
 
   const items = useQuery({
     ...trpc.workItems.list.queryOptions({
+      projectId,
       stage: stage ? (stage as Stage) : undefined,
       search: debouncedSearch || undefined,
       limit: PAGE_SIZE,

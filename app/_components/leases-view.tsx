@@ -6,6 +6,7 @@ import { EndedLeaseTable, LeaseTable, secondsLeft } from "./lease-tables";
 import { useTRPC } from "./trpc";
 import { ApiError, Empty, Loading, Section } from "./ui";
 import { useUrlState } from "./url-state";
+import { useProjectId } from "./project";
 
 const ACTIVE_LIMIT = 200;
 
@@ -13,7 +14,7 @@ export function LeasesView({ initialWorker }: { initialWorker: string }) {
   const trpc = useTRPC();
   const [worker, setWorker] = useUrlState("worker", initialWorker);
   const workerId = worker.trim() || undefined;
-  const active = useQuery(trpc.leases.active.queryOptions({ workerId, limit: ACTIVE_LIMIT }));
+  const active = useQuery(trpc.leases.active.queryOptions({ projectId: useProjectId(), workerId, limit: ACTIVE_LIMIT }));
   const recent = useQuery(trpc.leases.recent.queryOptions({ workerId, limit: 50 }));
   // Workers seen in either list, for the filter's suggestions (unfiltered lists when no filter is set).
   const workers = [...new Set([...(active.data ?? []), ...(recent.data ?? [])].map((lease) => lease.workerId))].sort();

@@ -32,8 +32,11 @@ function affected(query: Query, changedItems: ReadonlySet<string>): boolean {
   return typeof itemId !== "string" || changedItems.has(itemId);
 }
 
-/** `onError`: the stream was refused or ended with an error (an ended session: UNAUTHENTICATED). */
-export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: QueryClient, onError: (error: unknown) => void) {
+/**
+ * `onError`: the stream was refused or ended with an error (an ended session: UNAUTHENTICATED).
+ * `projectId`: the project switcher's choice; other projects' events then wake nothing.
+ */
+export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: QueryClient, onError: (error: unknown) => void, projectId: string | undefined) {
   useEffect(() => {
     let changed = new Set<string>();
     let everything = false;
@@ -49,7 +52,7 @@ export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: Query
     const schedule = () => {
       timer ??= setTimeout(flush, BATCH_MS);
     };
-    const subscription = client.events.stream.subscribe({}, {
+    const subscription = client.events.stream.subscribe({ projectId }, {
       // (Re)connected: whatever happened while the stream was down is unknown.
       onStarted: () => {
         everything = true;
@@ -65,5 +68,5 @@ export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: Query
       clearTimeout(timer);
       subscription.unsubscribe();
     };
-  }, [client, queryClient, onError]);
+  }, [client, queryClient, onError, projectId]);
 }

@@ -10,10 +10,13 @@ import { useSummary } from "./shell";
 import { DataTable, type Column } from "./data-table";
 import { useTRPC } from "./trpc";
 import { STAGES, type Outputs } from "./types";
-import { Age, ApiError, Empty, ItemLink, Loading, Section, StageBadge, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Empty, ItemLink, Loading, Section, StageBadge, WorkerId } from "./ui";
+import { useProjectHref, useProjectId } from "./project";
+import { UNROUTABLE_LIMIT } from "./unroutable-view";
 
 function StageCounts() {
   const summary = useSummary();
+  const projectHref = useProjectHref();
   if (summary.error) return <ApiError error={summary.error} />;
   const stages = summary.data?.stages;
   return (
@@ -23,7 +26,7 @@ function StageCounts() {
         const alert = stage === "needs_attention" && (count ?? 0) > 0;
         return (
           <li key={stage}>
-            <Link href={`/items?stage=${stage}`} className={`stage-card stage-card-${stage} ${alert ? "stage-card-alert" : ""}`} data-testid={`stage-count-${stage}`}>
+            <Link href={projectHref(`/items?stage=${stage}`)} className={`stage-card stage-card-${stage} ${alert ? "stage-card-alert" : ""}`} data-testid={`stage-count-${stage}`}>
               <span className="stage-card-count">{count ?? "–"}</span>
               <span className="stage-card-label">{humanize(stage)}</span>
             </Link>
@@ -52,9 +55,32 @@ function AttentionCallout() {
   );
 }
 
+/** Ready items no agent can take (dashboard.summary.unroutable), and the capabilities they lack. */
+function UnroutableCallout() {
+  const trpc = useTRPC();
+  const summary = useSummary();
+  const projectId = useProjectId();
+  const count = summary.data?.unroutable ?? 0;
+  const unroutable = useQuery({ ...trpc.dashboard.unroutable.queryOptions({ projectId, limit: UNROUTABLE_LIMIT }), enabled: count > 0 });
+  if (count === 0) return null;
+  const missing = [...new Set(unroutable.data?.items.flatMap((entry) => entry.missing) ?? [])].sort();
+  return (
+    <p className="callout callout-alert" data-testid="unroutable-callout">
+      <strong>{count}</strong> ready {count === 1 ? "item" : "items"}: no agent can take {count === 1 ? "it" : "these"}
+      {unroutable.data ? (
+        <>
+          : {count === 1 ? "it needs" : "they need"} <Capabilities list={missing} />
+        </>
+      ) : null}
+      .{" "}
+      <Link href="/unroutable">Show the unroutable items</Link>
+    </p>
+  );
+}
+
 function NeedsAttention() {
   const trpc = useTRPC();
-  const items = useQuery(trpc.workItems.list.queryOptions({ stage: "needs_attention", limit: 20 }));
+  const items = useQuery(trpc.workItems.list.queryOptions({ projectId: useProjectId(), stage: "needs_attention", limit: 20 }));
   if (!items.data || items.data.items.length === 0) return null;
   return (
     <Section title="Items needing attention" id="needs-attention">
@@ -81,6 +107,7 @@ const queueColumns: Column<QueuedItem>[] = [
   { header: "#", kind: "token", cell: (_item, index) => index + 1 },
   { header: "Item", kind: "text", cell: (item) => <span className="cell"><ItemLink id={item.id} title={item.title} /></span> },
   { header: "Priority", kind: "token", numeric: true, cell: (item) => item.priority },
+  { header: "Requires", kind: "token", cell: (item) => <Capabilities list={item.requires} /> },
   { header: "Age", kind: "token", cell: (item) => <Age since={item.createdAt} suffix="" /> },
   { header: "Previous worker", kind: "token", cell: (item) => (item.previousWorkerId ? <WorkerId id={item.previousWorkerId} /> : <span className="muted">—</span>) },
 ];
@@ -88,7 +115,7 @@ const queueColumns: Column<QueuedItem>[] = [
 function ReadyQueue() {
   const trpc = useTRPC();
   const [worker, setWorker] = useState("");
-  const queue = useQuery(trpc.workItems.queue.queryOptions({ limit: 25, workerId: worker.trim() || undefined }));
+  const queue = useQuery(trpc.workItems.queue.queryOptions({ projectId: useProjectId(), limit: 25, workerId: worker.trim() || undefined }));
   return (
     <Section
       title="Ready queue"
@@ -115,7 +142,7 @@ function ReadyQueue() {
 
 function ActiveLeases() {
   const trpc = useTRPC();
-  const leases = useQuery(trpc.leases.active.queryOptions({ limit: 20 }));
+  const leases = useQuery(trpc.leases.active.queryOptions({ projectId: useProjectId(), limit: 20 }));
   return (
     <Section title="Active leases" id="active-leases" actions={<Link href="/leases">All leases</Link>}>
       {leases.error ? <ApiError error={leases.error} /> : null}
@@ -133,6 +160,7 @@ export function Overview() {
       <StageCounts />
       <OutcomeCounts />
       <AttentionCallout />
+      <UnroutableCallout />
       <NeedsAttention />
       <div className="two-col">
         <ReadyQueue />

@@ -9,6 +9,7 @@ import { CSRF_HEADER } from "@/server/domain/contract";
 import { clockTime } from "./format";
 import { useTRPC } from "./trpc";
 import { ADMIN_NAV } from "./admin-nav";
+import { ProjectSwitcher, useProjectHref, useProjectId } from "./project";
 
 const NAV = [
   { href: "/", label: "Overview" },
@@ -17,16 +18,17 @@ const NAV = [
   { href: "/workers", label: "Workers" },
   { href: "/attention", label: "Attention" },
   { href: "/activity", label: "Activity" },
+  { href: "/limits", label: "Limits" },
 ] as const;
 
 function isCurrent(pathname: string, href: string) {
   return href === "/" ? pathname === "/" : pathname === href || pathname.startsWith(`${href}/`);
 }
 
-/** dashboard.summary, shared by the header and the pages; feeds the database-clock offset. */
+/** dashboard.summary (of the chosen project), shared by the header and the pages; feeds the database-clock offset. */
 export function useSummary() {
   const trpc = useTRPC();
-  const query = useQuery(trpc.dashboard.summary.queryOptions());
+  const query = useQuery(trpc.dashboard.summary.queryOptions({ projectId: useProjectId() }));
   const { data, dataUpdatedAt } = query;
   useEffect(() => {
     if (data) observeServerClock(data.now, dataUpdatedAt);
@@ -74,6 +76,7 @@ function LogoutButton() {
 export function Shell({ actor, role, children }: { actor: string; role: string; children: ReactNode }) {
   const pathname = usePathname();
   const summary = useSummary();
+  const projectHref = useProjectHref();
   const open = summary.data?.openAttention;
   return (
     <>
@@ -82,14 +85,14 @@ export function Shell({ actor, role, children }: { actor: string; role: string; 
       </a>
       <header className="topbar">
         <div className="topbar-inner">
-          <Link href="/" className="brand">
+          <Link href={projectHref("/")} className="brand">
             Work Graph
           </Link>
           <nav aria-label="Main">
             <ul>
               {[...NAV, ...(role === "admin" ? ADMIN_NAV : [])].map(({ href, label }) => (
                 <li key={href}>
-                  <Link href={href} aria-current={isCurrent(pathname, href) ? "page" : undefined}>
+                  <Link href={projectHref(href)} aria-current={isCurrent(pathname, href) ? "page" : undefined}>
                     {label}
                     {href === "/attention" && open !== undefined ? (
                       <span className={`count ${open > 0 ? "count-alert" : ""}`} data-testid="attention-count">
@@ -103,6 +106,7 @@ export function Shell({ actor, role, children }: { actor: string; role: string; 
             </ul>
           </nav>
           <div className="topbar-end">
+            <ProjectSwitcher />
             <DatabaseStatus />
             <span className="who" title={`signed in as ${actor} (${role})`}>
               <bdi>{actor}</bdi>

@@ -8,6 +8,7 @@ import type { AppRouter } from "@/server/trpc/root";
 import { CSRF_HEADER } from "@/server/domain/contract";
 import { POLL_MS } from "./constants";
 import { useLiveUpdates } from "./live-updates";
+import { useProjectId } from "./project";
 
 export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
 
@@ -67,7 +68,7 @@ export function Providers({ children }: { children: ReactNode }) {
       ],
     }),
   );
-  useLiveUpdates(trpcClient, queryClient, onAuthError);
+  useLiveUpdates(trpcClient, queryClient, onAuthError, useProjectId());
   return (
     <QueryClientProvider client={queryClient}>
       <TRPCProvider trpcClient={trpcClient} queryClient={queryClient}>

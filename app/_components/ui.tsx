@@ -1,16 +1,52 @@
 "use client";
 
 import Link from "next/link";
-import type { ReactNode } from "react";
+import { Fragment, type ReactNode } from "react";
 import { useServerNow } from "./clock";
-import { clockTime, countdown, dateTime, duration, humanize } from "./format";
+import { clockTime, countdown, dateTime, duration, humanize, startsIn } from "./format";
 import { describeError } from "./trpc";
 import { itemHref } from "@/server/domain/contract";
 
-export function StageBadge({ stage }: { stage: string }) {
-  return (
+/** An item's stage; a scheduled item's also says when it becomes claimable ("in 4 min"), given its notBefore. */
+export function StageBadge({ stage, notBefore }: { stage: string; notBefore?: string | null }) {
+  const badge = (
     <span className={`badge stage-${stage}`} data-stage={stage}>
       {humanize(stage)}
+    </span>
+  );
+  if (stage !== "scheduled" || !notBefore) return badge;
+  return (
+    <span className="stage-with-time">
+      {badge} <StartsIn at={notBefore} />
+    </span>
+  );
+}
+
+/** Time until `at` on the database clock ("in 4 min"), ticking; the absolute time on hover. */
+export function StartsIn({ at }: { at: string }) {
+  const now = useServerNow();
+  return (
+    <time dateTime={at} title={at} className="starts-in" data-testid="starts-in">
+      {now === null ? "…" : startsIn(Date.parse(at) - now)}
+    </time>
+  );
+}
+
+/** Capabilities (an item's requires, a worker's or a token's capabilities), each a token; "—" or `none` when empty. */
+export function Capabilities({ list, none = "—" }: { list: readonly string[]; none?: string }) {
+  if (list.length === 0) return <span className="muted">{none}</span>;
+  return (
+    <span className="capabilities">
+      {list.map((capability, index) => (
+        <Fragment key={capability}>
+          {index > 0 ? ", " : null}
+          <span className="token">
+            <code className="capability" title={capability}>
+              {capability}
+            </code>
+          </span>
+        </Fragment>
+      ))}
     </span>
   );
 }

@@ -7,7 +7,7 @@ import { useServerNow } from "./clock";
 import { useTRPC } from "./trpc";
 import type { Outputs } from "./types";
 import { DataTable, type Column } from "./data-table";
-import { Age, ApiError, Empty, Loading, Section, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Empty, Loading, Section, WorkerId } from "./ui";
 
 type Worker = Outputs["workers"]["list"][number];
 
@@ -87,6 +87,7 @@ const workerColumns: Column<Worker>[] = [
     kind: "token",
     cell: (worker) => <Link href={`/leases?worker=${encodeURIComponent(worker.workerId)}`}><WorkerId id={worker.workerId} /></Link>,
   },
+  { header: "Capabilities", kind: "token", className: "worker-capabilities", cell: (worker) => <Capabilities list={worker.capabilities} none="none" /> },
   { header: "Live leases", kind: "token", numeric: true, className: "live-leases", cell: (worker) => worker.liveLeases },
   { header: "Last seen", kind: "token", cell: (worker) => <LastSeen worker={worker} /> },
   { header: "Last hour: claimed", label: "Claimed (last hour)", kind: "token", numeric: true, cell: (worker) => worker.lastHour.claimed },
@@ -120,7 +121,7 @@ export function WorkersView() {
       </div>
       <Section title="Every worker seen" id="workers">
         <p className="hint">
-          Most recently seen first. A drained worker finishes the leases it holds and claims nothing new. Not seen for 10 minutes: stale.
+          Most recently seen first. Capabilities: what the worker's agent tokens let it claim. A drained worker finishes the leases it holds and claims nothing new. Not seen for 10 minutes: stale.
         </p>
         {workers.error ? <ApiError error={workers.error} /> : null}
         {!workers.data ? (

@@ -27,6 +27,8 @@ const pages = () => [
   { name: "workers", path: "/workers", heading: "Workers" },
   { name: "attention", path: "/attention", heading: "Attention inbox" },
   { name: "attention-resolved", path: "/attention?tab=resolved", heading: "Attention inbox" },
+  { name: "limits", path: "/limits", heading: "Limits" },
+  { name: "unroutable", path: "/unroutable", heading: "Unroutable items" },
 ];
 
 describe.each([

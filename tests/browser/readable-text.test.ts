@@ -51,6 +51,12 @@ beforeAll(async () => {
   await admin.workItems.addDependency.mutate({ workItemId: hostileId, dependsOnId: blocker });
   await admin.workers.drain.mutate({ workerId: longWorker, reason: `${longWord} reason` });
 
+  // Queue policy: a limit, and a scheduled and an unroutable item with long capabilities and keys.
+  const longKey = `a-concurrency-key-with-a-long-name-${run}`;
+  await admin.limits.set.mutate({ key: longKey, maxLeases: 3 });
+  await admin.workItems.create.mutate({ id: `later-${run}`, title: `Later ${longWord}`, requires: [`a-capability-with-a-long-name-${run}`], concurrencyKey: longKey, delaySeconds: 3600 });
+  await admin.workItems.create.mutate({ id: `nobody-${run}`, title: `Nobody ${longWord}`, requires: [`a-capability-nobody-has-with-a-long-name-${run}`], concurrencyKey: longKey });
+
   // A webhook whose deliveries fail, so the webhooks page has both of its tables.
   const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook-${run}-${longWord}`;
   const hook = await admin.webhooks.create.mutate({ url, events: ["work_item.*"], format: "json", label: `Hook ${"W".repeat(150)}` });
@@ -174,6 +180,8 @@ const pages = () => [
   { name: "attention-resolved", path: "/attention?tab=resolved", heading: "Attention inbox" },
   { name: "activity", path: "/activity", heading: "Activity" },
   { name: "webhooks", path: "/webhooks", heading: "Webhooks" },
+  { name: "limits", path: "/limits", heading: "Limits" },
+  { name: "unroutable", path: "/unroutable", heading: "Unroutable items" },
 ];
 
 describe.each([
