@@ -81,6 +81,15 @@ function waitingOnLines(reason: WaitingOn): Line[] {
       ];
       return lines.length > 0 ? lines : [{ key: "blocked", node: <>Blocked by an open dependency.</> }];
     }
+    case "scheduled":
+      return [{
+        key: "scheduled",
+        node: (
+          <>
+            Not claimable before <Time iso={reason.notBefore} /> (<StartsIn at={reason.notBefore} />).
+          </>
+        ),
+      }];
   }
 }
 
@@ -120,7 +129,9 @@ function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood 
     default:
       summary = "Not ready to claim:";
   }
-  const lines = (around?.waitingOn ?? []).flatMap((reason) => waitingOnLines(reason).map((line) => ({ ...line, stage: reason.stage })));
+  // A scheduled item's summary already names its time gate.
+  const reasons = (around?.waitingOn ?? []).filter((reason) => !(reason.stage === "scheduled" && item.stage === "scheduled"));
+  const lines = reasons.flatMap((reason) => waitingOnLines(reason).map((line) => ({ ...line, stage: reason.stage })));
   return (
     <div className={`stage-reason stage-reason-${item.stage}`} data-testid="stage-reason">
       <p>

@@ -9,7 +9,8 @@ import { CSRF_HEADER } from "@/server/domain/contract";
 import { clockTime } from "./format";
 import { useTRPC } from "./trpc";
 import { ADMIN_NAV } from "./admin-nav";
-import { ProjectSwitcher, useProjectHref, useProjectId } from "./project";
+import { useProjectHref, useProjectId } from "./project";
+import { ProjectSwitcher } from "./project-switcher";
 
 const NAV = [
   { href: "/", label: "Overview" },

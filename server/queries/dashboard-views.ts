@@ -58,7 +58,8 @@ export type WaitingOn =
   | { stage: "needs_attention"; requests: Pick<AttentionRequest, "id" | "question" | "workerId" | "createdAt">[] }
   | { stage: "leased"; lease: Pick<Lease, "id" | "workerId" | "epoch" | "expiresAt"> | null }
   | { stage: "waiting_on_children"; openChildCount: number; children: ItemRef[] }
-  | { stage: "blocked"; dependencies: ItemRef[]; ancestorBlockers: (ItemRef & { ancestorId: string })[] };
+  | { stage: "blocked"; dependencies: ItemRef[]; ancestorBlockers: (ItemRef & { ancestorId: string })[] }
+  | { stage: "scheduled"; notBefore: string };
 
 /** Everything around one item the work-item page needs to explain its stage and draw its graph. */
 /** Rule 12 (projects scope tokens): a scoped caller sees neither an item of another project nor such neighbours (dependencies may cross projects). */
@@ -99,6 +100,9 @@ export async function itemNeighbourhood(db: Db, caller: Pick<Caller, "projects">
       case "blocked":
         // The item's open dependencies: the ones of `dependencies` above (all of them, by id) that are not finished.
         waitingOn.push({ stage, dependencies: dependencies.filter((dependency) => !isTerminalStage(dependency.stage)), ancestorBlockers });
+        break;
+      case "scheduled":
+        waitingOn.push({ stage, notBefore: new Date(state.notBefore!).toISOString() });
         break;
     }
   }

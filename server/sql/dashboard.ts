@@ -85,12 +85,13 @@ export interface WaitingRow {
   waitingOn: WaitingStage[];
   openChildCount: number;
   lease: { id: string; workerId: string; epoch: number; expiresAt: Date } | null;
+  notBefore: Date | null;
 }
 
 /** What keeps item `id` from being ready (WAITING_ON_SQL), its open child count and its live lease; undefined when it does not exist. */
 export async function selectWaiting(db: Db, id: string): Promise<WaitingRow | undefined> {
   const [state] = await db.$queryRaw<WaitingRow[]>`
-    SELECT ${WAITING_ON_SQL} AS "waitingOn", w.open_child_count AS "openChildCount",
+    SELECT ${WAITING_ON_SQL} AS "waitingOn", w.open_child_count AS "openChildCount", w.not_before AS "notBefore",
            (SELECT json_build_object('id', l.id, 'workerId', l.worker_id, 'epoch', l.epoch, 'expiresAt', l.expires_at)
               FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
       FROM work_items w WHERE w.id = ${id}`;

@@ -55,6 +55,20 @@ describe("dashboard.neighbourhood waitingOn", () => {
     expect((await operator.workItems.get({ id: "asked" })).stage).toBe("waiting_on_children");
   });
 
+  it("names a time gate that is still ahead after what decides the stage, with its notBefore", async ({ people: world }) => {
+    const { operator } = world;
+    await operator.workItems.create({ id: "gate-blocker", title: "Blocker" });
+    const gated = await operator.workItems.create({ id: "gated", title: "Gated", delaySeconds: 3_600, dependsOn: ["gate-blocker"] });
+    expect(gated.stage).toBe("blocked");
+    expect((await operator.dashboard.neighbourhood({ id: "gated" })).waitingOn).toEqual([
+      { stage: "blocked", dependencies: [{ id: "gate-blocker", title: "Blocker", stage: "ready" }], ancestorBlockers: [] },
+      { stage: "scheduled", notBefore: gated.notBefore },
+    ]);
+    await operator.workItems.cancel({ id: "gate-blocker", reason: "not needed" });
+    expect((await operator.workItems.get({ id: "gated" })).stage).toBe("scheduled");
+    expect((await operator.dashboard.neighbourhood({ id: "gated" })).waitingOn).toEqual([{ stage: "scheduled", notBefore: gated.notBefore }]);
+  });
+
   it("is empty for ready, released and cancelled items", async ({ people: world }) => {
     const { operator, agent } = world;
     const worker = await agent("finisher");
