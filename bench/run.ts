@@ -30,7 +30,7 @@ import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
 import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
 import { observability, renderObservability, type ObservabilityResult } from "./observability";
 import {
-  agent, benchDir, buildGraph, ROUTING, routeGraph, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
+  agent, benchDir, buildGraph, ROUTING, cpuMeter, createDatabase, dropDatabase, insertReady, log, median, percentile, pg, sql, startServer,
   timedLoops, type CpuSample,
 } from "./support";
 
@@ -347,8 +347,7 @@ interface RoutedScaleResult {
  * graph's unrouted claim.
  */
 async function routedScale(url: string, n: number): Promise<RoutedScaleResult[]> {
-  const graph = await buildGraph(url, n);
-  await routeGraph(url);
+  const graph = await buildGraph(url, n, { routed: true });
   const half = Array.from({ length: ROUTING.capabilities / 2 }, (_, i) => `cap-${i}`);
   const routes: { route: string; input: Pick<ClaimInput, "projectId" | "capabilities">; capabilities: string[] }[] = [
     { route: "no capabilities (items requiring none), every project", input: {}, capabilities: [] },
@@ -773,7 +772,7 @@ function renderMarkdown(report: {
       : []),
     ...(report.routed.length > 0
       ? [
-          `Queue policy on the largest graph: its items spread over ${ROUTING.projects} projects, a third requiring no capability, a third one and a third two of ${ROUTING.capabilities}, a tenth on one of ${ROUTING.limitedKeys} keys limited to ${ROUTING.maxLeases} live leases (bench/support.ts routeGraph). One worker, next-claim then release:`,
+          `Queue policy on the largest graph: its items spread over ${ROUTING.projects} projects, a third requiring no capability, a third one and a third two of ${ROUTING.capabilities}, a tenth on one of ${ROUTING.limitedKeys} keys limited to ${ROUTING.maxLeases} live leases (bench/support.ts ROUTING). One worker, next-claim then release:`,
           "",
           "| open items | the claiming worker | next-claim p50 / p99 (ms) | release p50 (ms) | claim p50 vs the unrouted graph |",
           "|---:|---|---:|---:|---:|",

@@ -114,11 +114,46 @@ export async function insertReady(url: string, prefix: string, count: number) {
  *   10 % attention  a blocking attention request on an earlier lease (blocking_attention_count = 1)
  * Priorities 0–9 spread evenly; created_at increases with the id number.
  */
-export async function buildGraph(url: string, n: number) {
+/** The routed graph of BENCHMARKS.md's queue-policy rows: how buildGraph({ routed: true }) spreads its items. */
+export const ROUTING = { projects: 20, capabilities: 10, keyedShare: 0.1, limitedKeys: 50, maxLeases: 5 } as const;
+
+/**
+ * buildGraph({ routed: true }): spreads the items over ROUTING.projects projects, gives a third
+ * of them no required capability, a third one and a third two of ROUTING.capabilities, and puts
+ * a tenth on one of ROUTING.limitedKeys keys with a limit — set as each row is inserted (a
+ * trigger for the build), so the graph's pages are written once, as in the unrouted graph.
+ */
+function routingSql(): { before: string; after: string } {
+  const { projects, capabilities, keyedShare, limitedKeys, maxLeases } = ROUTING;
+  return {
+    before: `
+    INSERT INTO projects (id, name) SELECT 'p' || g, 'Project ' || g FROM generate_series(1, ${projects - 1}) g;
+    INSERT INTO limits (key, max_leases) SELECT 'key-' || g, ${maxLeases} FROM generate_series(0, ${limitedKeys - 1}) g;
+    CREATE FUNCTION bench_route() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE h int := abs(hashtext(NEW.id));
+    BEGIN
+      NEW.project_id := CASE WHEN NEW.parent_id IS NOT NULL THEN (SELECT project_id FROM work_items WHERE id = NEW.parent_id)
+                             WHEN h % ${projects} = 0 THEN 'default' ELSE 'p' || (h % ${projects}) END;
+      NEW.requires := CASE (h / ${projects}) % 3
+        WHEN 0 THEN '{}'::text[]
+        WHEN 1 THEN ARRAY['cap-' || (h % ${capabilities})]
+        ELSE ARRAY(SELECT DISTINCT unnest(ARRAY['cap-' || (h % ${capabilities}), 'cap-' || ((h / 7) % ${capabilities})]) ORDER BY 1) END;
+      NEW.concurrency_key := CASE WHEN (h / 3) % 1000 < ${keyedShare * 1000} THEN 'key-' || (h % ${limitedKeys}) END;
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER bench_route BEFORE INSERT ON work_items FOR EACH ROW EXECUTE FUNCTION bench_route();`,
+    after: `
+    DROP TRIGGER bench_route ON work_items;
+    DROP FUNCTION bench_route();`,
+  };
+}
+
+export async function buildGraph(url: string, n: number, options: { routed?: boolean } = {}) {
+  const routing = options.routed ? routingSql() : { before: "", after: "" };
   const count = (share: number) => Math.max(1, Math.floor(n * share));
   const leased = count(0.1), ready = count(0.3), parents = count(0.05), children = parents * 3;
   const blocked = count(0.2), underBlocked = Math.floor(count(0.1) / 2) * 2, attention = count(0.1), done = count(0.25);
-  const script = `
+  const script = `${routing.before}
     -- Leased: the head of the queue (highest priority, oldest).
     INSERT INTO work_items (id, title, priority, created_at)
       SELECT 'leased-' || g, 'leased', 9, now() - interval '2 days' + g * interval '1 ms' FROM generate_series(1, ${leased}) g;
@@ -156,7 +191,7 @@ export async function buildGraph(url: string, n: number) {
       SELECT 'done-' || g, 'finished', 'released', 1, 'finisher-' || (g % 50) FROM generate_series(1, ${done}) g;
     INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at, ended_at, outcome)
       SELECT 'done-' || g, 'finisher-' || (g % 50), 1, now() - interval '1 day', now(), now() - interval '23 hours', 'released'
-        FROM generate_series(1, ${done}) g;`;
+        FROM generate_series(1, ${done}) g;${routing.after}`;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -174,36 +209,6 @@ export async function buildGraph(url: string, n: number) {
     await client.end();
   }
   return { open: leased + ready + parents + children + blocked + underBlocked + attention, leased, finished: done };
-}
-
-/** The routed graph of BENCHMARKS.md's queue-policy rows: how buildGraph's items are spread. */
-export const ROUTING = { projects: 20, capabilities: 10, keyedShare: 0.1, limitedKeys: 50, maxLeases: 5 } as const;
-
-/**
- * Spreads buildGraph's items over ROUTING.projects projects, gives a third of them no required
- * capability, a third one and a third two of ROUTING.capabilities, and puts a tenth of them on
- * one of ROUTING.limitedKeys keys with a limit: the queue policy a claim has to route through.
- */
-export async function routeGraph(url: string): Promise<void> {
-  const { projects, capabilities, keyedShare, limitedKeys, maxLeases } = ROUTING;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    await client.query(`
-      INSERT INTO projects (id, name) SELECT 'p' || g, 'Project ' || g FROM generate_series(1, ${projects - 1}) g;
-      INSERT INTO limits (key, max_leases) SELECT 'key-' || g, ${maxLeases} FROM generate_series(0, ${limitedKeys - 1}) g;
-      UPDATE work_items SET
-        project_id = CASE WHEN h % ${projects} = 0 THEN 'default' ELSE 'p' || (h % ${projects}) END,
-        requires = CASE (h / ${projects}) % 3
-          WHEN 0 THEN '{}'::text[]
-          WHEN 1 THEN ARRAY['cap-' || (h % ${capabilities})]
-          ELSE ARRAY(SELECT DISTINCT unnest(ARRAY['cap-' || (h % ${capabilities}), 'cap-' || ((h / 7) % ${capabilities})]) ORDER BY 1) END,
-        concurrency_key = CASE WHEN (h / 3) % 1000 < ${keyedShare * 1000} THEN 'key-' || (h % ${limitedKeys}) END
-      FROM (SELECT id AS hid, abs(hashtext(id)) AS h FROM work_items) hashed WHERE hashed.hid = work_items.id;`);
-    await client.query("VACUUM ANALYZE");
-  } finally {
-    await client.end();
-  }
 }
 
 /**

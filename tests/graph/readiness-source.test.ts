@@ -17,8 +17,8 @@ describe("one readiness source", () => {
     expect(conjuncts(predicate)).toEqual(conjuncts(STRUCTURALLY_READY_SQL));
   });
 
-  it("the unleased claim index's predicate in pg_indexes is UNLEASED_READY_SQL: the readiness predicate and no lease", async ({ sql }) => {
-    const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = 'work_items_claim_unleased_idx'");
+  it.for(["work_items_claim_unleased_idx", "work_items_claim_unleased_project_idx"])("the unleased claim index %s's predicate in pg_indexes is UNLEASED_READY_SQL: the readiness predicate and no lease", async (index, { sql }) => {
+    const { rows } = await sql.query<{ indexdef: string }>("SELECT indexdef FROM pg_indexes WHERE indexname = $1", [index]);
     const predicate = rows[0]!.indexdef.split(/ WHERE /)[1]!;
     expect(conjuncts(predicate)).toEqual(conjuncts(UNLEASED_READY_SQL));
     expect(conjuncts(UNLEASED_READY_SQL)).toEqual(conjuncts(`${STRUCTURALLY_READY_SQL} AND lease_expires_at IS NULL`));
