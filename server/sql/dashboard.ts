@@ -36,18 +36,18 @@ export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): P
   return totals!;
 }
 
-const UNROUTABLE = Prisma.sql`${STAGE_SQL} = 'ready' AND NOT ${AN_AGENT_CAN_TAKE}`;
+/** STAGE_SQL's 'ready', through the claim index: claimable and its time gate open. */
+const READY = Prisma.sql`${CLAIMABLE} AND ${OPEN_GATE}`;
 
 /**
  * Ready items no agent could take (server/domain/unroutable.ts), of the projects `inProjects`
- * admits. Ready is CLAIMABLE with an open gate (STAGE_SQL's 'ready', through the claim index),
- * and the tokens are checked once per distinct (project, requires), not once per item.
+ * admits (READY), and the tokens are checked once per distinct (project, requires), not once per item.
  */
 export async function countUnroutable(db: Db, inProjects: Prisma.Sql): Promise<number> {
   const [row] = await db.$queryRaw<{ n: number }[]>`
     SELECT coalesce(sum(w.n), 0)::int AS n FROM (
       SELECT w.project_id, w.requires, count(*) AS n FROM work_items w
-       WHERE ${CLAIMABLE} AND ${OPEN_GATE} AND ${inProjects} GROUP BY 1, 2) w
+       WHERE ${READY} AND ${inProjects} GROUP BY 1, 2) w
      WHERE NOT ${AN_AGENT_CAN_TAKE}`;
   return row!.n;
 }
@@ -56,7 +56,7 @@ export async function countUnroutable(db: Db, inProjects: Prisma.Sql): Promise<n
 export async function selectUnroutable(db: Db, inProjects: Prisma.Sql, limit: number): Promise<(WorkItemRow & { missing: string[] })[]> {
   return db.$queryRaw<(WorkItemRow & { missing: string[] })[]>`
     SELECT ${WORK_ITEM_COLUMNS}, ${CAPABILITIES_NO_AGENT_HAS} AS missing FROM work_items w
-     WHERE w.status = 'open' AND ${inProjects} AND ${UNROUTABLE}
+     WHERE ${READY} AND ${inProjects} AND NOT ${AN_AGENT_CAN_TAKE}
      ORDER BY ${QUEUE_ORDER} LIMIT ${limit}`;
 }
 
