@@ -59,6 +59,12 @@ const url = (protocols: RegExp, accepts: string): Setting<string> => ({ schema: 
 
 const text = (accepts: string, pattern = /\S/): Setting<string> => ({ schema: z.string().regex(pattern), accepts });
 
+/** A comma-separated list of group names (e.g. `wg-admins, platform`). */
+const groupList: Setting<string[]> = {
+  schema: z.string().transform((list) => list.split(",").map((group) => group.trim()).filter((group) => group.length > 0)),
+  accepts: "a comma-separated list of group names",
+};
+
 const KEY_BYTES = 32;
 const secretKey: Setting<string> = {
   schema: z
@@ -91,6 +97,13 @@ const SETTINGS = {
   WORK_GRAPH_SECRET_KEY: secretKey,
   WORK_GRAPH_LOG_LEVEL: { schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(", ")}`, fallback: "info" } as Setting<(typeof LOG_LEVELS)[number]>,
   WORK_GRAPH_METRICS_CACHE_MS: wholeNumber(0, 3_600_000, 5000),
+  WORK_GRAPH_OIDC_ISSUER: url(/^https?$/, "the identity provider's issuer URL (https://, or http:// on loopback)"),
+  WORK_GRAPH_OIDC_CLIENT_ID: text("the client id registered at the identity provider"),
+  WORK_GRAPH_OIDC_CLIENT_SECRET: { ...text("the client secret registered at the identity provider"), secret: true },
+  WORK_GRAPH_OIDC_ROLE_CLAIM: { ...text("a claim name, e.g. groups or roles", /^[\w:./-]{1,200}$/), fallback: "groups" },
+  WORK_GRAPH_OIDC_ADMIN_GROUPS: groupList,
+  WORK_GRAPH_OIDC_OPERATOR_GROUPS: groupList,
+  WORK_GRAPH_TOKEN_LOGIN: { schema: z.enum(["on", "off"]), accepts: "on or off", fallback: "on" } as Setting<"on" | "off">,
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -190,3 +203,26 @@ export const secretKeySetting = () => read("WORK_GRAPH_SECRET_KEY");
 export const logLevel = () => withDefault("WORK_GRAPH_LOG_LEVEL");
 /** How long gauges of /api/metrics may serve a cached database read. */
 export const metricsCacheMs = () => withDefault("WORK_GRAPH_METRICS_CACHE_MS");
+
+/**
+ * OpenID Connect sign-in (docs/people.md): on when the issuer, client id and secret are all
+ * set. Groups: a member of an admin group is admin, else of an operator group operator (no
+ * operator groups: everyone who signs in is an operator), else refused.
+ */
+export function oidcSettings() {
+  const issuer = read("WORK_GRAPH_OIDC_ISSUER");
+  const clientId = read("WORK_GRAPH_OIDC_CLIENT_ID");
+  const clientSecret = read("WORK_GRAPH_OIDC_CLIENT_SECRET");
+  if (issuer === undefined || clientId === undefined || clientSecret === undefined) return null;
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    roleClaim: withDefault("WORK_GRAPH_OIDC_ROLE_CLAIM"),
+    adminGroups: read("WORK_GRAPH_OIDC_ADMIN_GROUPS") ?? [],
+    operatorGroups: read("WORK_GRAPH_OIDC_OPERATOR_GROUPS") ?? [],
+  };
+}
+
+/** Whether operators and admins may still log in with a pasted token (off: sign-in only). */
+export const tokenLoginEnabled = () => withDefault("WORK_GRAPH_TOKEN_LOGIN") === "on";

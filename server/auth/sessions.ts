@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import type { Caller } from "../domain/types";
-import { deleteSession, findSessionToken, insertSession } from "../sql/auth";
+import { deleteSession, findSessionOwner, insertSession } from "../sql/auth";
 import { callerFromToken } from "./tokens";
 
 /** A dashboard session lasts a working day; after that the token is pasted again. */
@@ -17,15 +17,28 @@ const hashSessionId = (sessionId: string) => createHash("sha256").update(session
  */
 export async function createSession(db: Db, tokenId: string): Promise<string> {
   const sessionId = randomBytes(32).toString("base64url");
-  await insertSession(db, hashSessionId(sessionId), tokenId, SESSION_SECONDS);
+  await insertSession(db, hashSessionId(sessionId), { tokenId }, SESSION_SECONDS);
   return sessionId;
 }
 
-/** The caller of a live session: not expired (database clock) and its token not revoked. Anything else, malformed ids included: null. */
+/** Signs a person in (after the identity provider vouched for them): a new session bound to the person. */
+export async function createPersonSession(db: Db, personId: string): Promise<string> {
+  const sessionId = randomBytes(32).toString("base64url");
+  await insertSession(db, hashSessionId(sessionId), { personId }, SESSION_SECONDS);
+  return sessionId;
+}
+
+/**
+ * The caller of a live session: not expired (database clock), and its token not revoked or its
+ * person not disabled. Anything else, malformed ids included: null.
+ */
 export async function sessionCaller(db: Db, sessionId: string): Promise<Caller | null> {
   if (!SESSION_ID.test(sessionId)) return null;
-  const row = await findSessionToken(db, hashSessionId(sessionId));
-  return row ? callerFromToken(row) : null;
+  const owner = await findSessionOwner(db, hashSessionId(sessionId));
+  if (owner?.token) return callerFromToken(owner.token);
+  if (!owner?.person) return null;
+  const { id, role, actor, name } = owner.person;
+  return { tokenId: `person:${id}`, role, workerId: null, actor, projects: [], capabilities: [], person: { id, name } };
 }
 
 /** Logout: the session is gone, so a copied cookie stops working too. */

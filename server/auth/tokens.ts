@@ -17,14 +17,17 @@ function newSecret(role: Role): string {
   return `${PREFIX[role]}_${randomBytes(24).toString("base64url")}`;
 }
 
+/** A personal token acts as its person (actor `person:…`); other tokens as their role and label, agents as their worker. */
 export function callerFromToken(row: TokenIdentity): Caller {
+  const person = row.personId !== null ? { id: row.personId, name: row.personName! } : null;
   return {
     tokenId: row.id,
     role: row.role,
     workerId: row.workerId,
-    actor: row.role === "agent" ? row.workerId! : `${row.role}:${row.label ?? row.id.slice(0, 8)}`,
+    actor: row.personActor ?? (row.role === "agent" ? row.workerId! : `${row.role}:${row.label ?? row.id.slice(0, 8)}`),
     projects: row.projects,
     capabilities: row.capabilities,
+    person,
   };
 }
 
@@ -82,7 +85,7 @@ export interface CreateTokenInput {
   capabilities?: string[];
 }
 
-export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?: string) {
+export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?: string, personId: string | null = null) {
   if (input.role === "agent" && !input.workerId) {
     throw new WorkGraphError("VALIDATION", "an agent token needs a workerId");
   }
@@ -101,13 +104,14 @@ export async function createToken(db: Db | Tx, input: CreateTokenInput, secret?:
   const token = secret ?? newSecret(input.role);
   const id = await insertToken(db, {
     tokenHash: hashToken(token), role: input.role, workerId: input.workerId ?? null, label: input.label ?? null,
-    projects, capabilities: [...new Set(input.capabilities ?? [])].sort(),
+    projects, capabilities: [...new Set(input.capabilities ?? [])].sort(), personId,
   });
   return { id, token };
 }
 
-export async function listTokens(db: Db | Tx) {
-  const rows = await selectTokens(db);
+/** Every token, or only `personId`'s personal tokens. */
+export async function listTokens(db: Db | Tx, personId?: string) {
+  const rows = await selectTokens(db, personId);
   return rows.map((row) => ({
     id: row.id,
     role: row.role,
@@ -118,6 +122,8 @@ export async function listTokens(db: Db | Tx) {
     createdAt: row.createdAt.toISOString(),
     revokedAt: row.revokedAt ? row.revokedAt.toISOString() : null,
     lastUsedAt: row.lastUsedAt ? row.lastUsedAt.toISOString() : null,
+    personId: row.personId,
+    personName: row.personName,
   }));
 }
 

@@ -48,6 +48,8 @@ export interface AttentionRequest {
   status: "open" | "resolved";
   resolution: string | null;
   resolvedBy: string | null;
+  /** The name of the person who answered; null when a token (or nobody yet) did. */
+  resolvedByName: string | null;
   createdAt: string;
   resolvedAt: string | null;
 }
@@ -67,6 +69,8 @@ export interface WorkGraphEvent {
   workItemId: string;
   type: string;
   actor: string;
+  /** The name of the person `actor` stands for (person:…); null for tokens and agents. */
+  actorName: string | null;
   leaseId: string | null;
   epoch: number | null;
   data: Record<string, unknown>;
@@ -79,7 +83,15 @@ export interface Page<T> {
 }
 
 /** Who is calling, as established from the bearer token. */
+/** The person behind a signed-in session or a personal token. */
+export interface CallerPerson {
+  id: string;
+  /** Their name, else their email, else their subject: what the dashboard shows. */
+  name: string;
+}
+
 export interface Caller {
+  /** The token's id; for a person's sign-in session (no token) `person:<person id>` (idempotency receipts are scoped by it). */
   tokenId: string;
   role: Role;
   /** Bound worker id of an agent token; null for operators and admins. */
@@ -90,4 +102,6 @@ export interface Caller {
   projects: string[];
   /** Rule 13: an agent token's capabilities (what its claims may take by default); empty otherwise. */
   capabilities: string[];
+  /** The signed-in person (a sign-in session or their personal token); absent or null for other tokens. */
+  person?: CallerPerson | null;
 }

@@ -100,7 +100,7 @@ export function toWorkItem(row: WorkItemRow): WorkItem {
 
 export const ATTENTION_COLUMNS = Prisma.sql`a.id::text AS id, a.work_item_id AS "workItemId", a.lease_id::text AS "leaseId",
     a.worker_id AS "workerId", a.kind, a.question, a.context, a.options, a.blocking, a.status, a.resolution,
-    a.resolved_by AS "resolvedBy", a.created_at AS "createdAt", a.resolved_at AS "resolvedAt"`;
+    a.resolved_by AS "resolvedBy", a.resolved_by_name AS "resolvedByName", a.created_at AS "createdAt", a.resolved_at AS "resolvedAt"`;
 
 export function toAttentionRequest(row: Omit<AttentionRequest, "createdAt" | "resolvedAt"> & { createdAt: Date; resolvedAt: Date | null }): AttentionRequest {
   return { ...row, options: row.options ?? [], createdAt: isoRequired(row.createdAt), resolvedAt: iso(row.resolvedAt) };
@@ -113,8 +113,12 @@ export function toNote(row: Omit<Note, "createdAt"> & { createdAt: Date }): Note
   return { ...row, epoch: Number(row.epoch), createdAt: isoRequired(row.createdAt) };
 }
 
-export const EVENT_COLUMNS = Prisma.sql`e.sequence, e.work_item_id AS "workItemId", e.type, e.actor, e.lease_id::text AS "leaseId",
-    e.epoch, e.data, e.created_at AS "createdAt"`;
+/** The display name of the person recorded as `actor` (null for tokens and agents): people.actor is what their actions record. */
+export const actorNameOf = (actor: Prisma.Sql) =>
+  Prisma.sql`(SELECT COALESCE(p.name, p.email, p.subject) FROM people p WHERE p.actor = ${actor} ORDER BY p.created_at LIMIT 1)`;
+
+export const EVENT_COLUMNS = Prisma.sql`e.sequence, e.work_item_id AS "workItemId", e.type, e.actor, ${actorNameOf(Prisma.sql`e.actor`)} AS "actorName",
+    e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt"`;
 
 /** A timestamptz that jsonb_build_object wrote into event data ("2026-01-02T03:04:05.123456+00:00"). */
 const JSON_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;

@@ -9,6 +9,9 @@ export interface Worker {
   liveLeases: number;
   drained: boolean;
   drainReason: string | null;
+  /** Who drained it (an actor) and, when a person, their name; null when not drained. */
+  drainedBy: string | null;
+  drainedByName: string | null;
   lastSeenAt: string | null;
   lastHour: { claimed: number; released: number; expired: number; revoked: number };
   /** Union over the worker's unrevoked agent tokens. */
@@ -32,6 +35,8 @@ export async function listWorkers(db: Db | Tx, only?: string, caller: Pick<Calle
     liveLeases: Number(row.liveLeases),
     drained: row.drainedAt !== null,
     drainReason: row.drainReason,
+    drainedBy: row.drainedBy,
+    drainedByName: row.drainedByName,
     lastSeenAt: row.lastSeenAt ? row.lastSeenAt.toISOString() : null,
     lastHour: { claimed: Number(row.claimed), released: Number(row.released), expired: Number(row.expired), revoked: Number(row.revoked) },
     capabilities: row.capabilities,

@@ -28,9 +28,11 @@ export async function attentionItemOf(tx: Tx, id: string): Promise<string | unde
 }
 
 /** Resolves the request if it is still open (answered once); undefined when it was already resolved. */
-export async function resolveIfOpen(tx: Tx, id: string, resolution: string, resolvedBy: string): Promise<AttentionRow | undefined> {
+export async function resolveIfOpen(
+  tx: Tx, id: string, resolution: string, resolvedBy: string, resolvedByName: string | null,
+): Promise<AttentionRow | undefined> {
   const [request] = await tx.$queryRaw<AttentionRow[]>`
-    UPDATE attention_requests a SET status = 'resolved', resolution = ${resolution}, resolved_by = ${resolvedBy},
+    UPDATE attention_requests a SET status = 'resolved', resolution = ${resolution}, resolved_by = ${resolvedBy}, resolved_by_name = ${resolvedByName},
            resolved_at = clock_timestamp()
      WHERE id = ${id}::uuid AND status = 'open'
     RETURNING ${ATTENTION_COLUMNS}`;

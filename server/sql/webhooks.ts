@@ -2,6 +2,7 @@ import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { STAGE_SQL } from "../domain/readiness";
+import { actorNameOf } from "../domain/views";
 import type { WebhookFormat } from "../webhooks/payload";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
@@ -118,6 +119,7 @@ export interface ClaimedRow {
   workItemId: string | null;
   type: string;
   actor: string | null;
+  actorName: string | null;
   leaseId: string | null;
   epoch: number | null;
   data: Record<string, unknown> | null;
@@ -170,7 +172,7 @@ export async function claimDueDeliveries(
     SELECT c.id::text, c.webhook_id::text AS "webhookId", c.attempts, h.url, h.format,
            h.secret_ciphertext AS "secretCiphertext", c.created_at AS "deliveryCreatedAt",
            floor(extract(epoch FROM clock_timestamp()))::int AS "unixSeconds",
-           e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor,
+           e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor, ${actorNameOf(Prisma.sql`e.actor`)} AS "actorName",
            e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt",
            w.title AS "itemTitle", CASE WHEN w.id IS NULL THEN NULL ELSE ${STAGE_SQL} END AS "itemStage",
            a.question,

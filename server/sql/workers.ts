@@ -2,6 +2,7 @@ import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { workerDrained, workerDrainSql, type WorkerDrain } from "../domain/draining";
+import { actorNameOf } from "../domain/views";
 
 /* Workers (rows derived from leases, drains and agent tokens) and their drains (server/domain/draining.ts says how claims and drains serialize). */
 
@@ -38,6 +39,8 @@ export interface WorkerRow {
   liveLeases: number;
   drainedAt: Date | null;
   drainReason: string | null;
+  drainedBy: string | null;
+  drainedByName: string | null;
   lastSeenAt: Date | null;
   claimed: number;
   released: number;
@@ -71,6 +74,8 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
       UNION SELECT worker_id FROM api_tokens WHERE role = 'agent' AND revoked_at IS NULL`;
   return db.$queryRaw<WorkerRow[]>`
     SELECT k.worker_id AS "workerId", d.drained_at AS "drainedAt", d.reason AS "drainReason",
+           CASE WHEN d.drained_at IS NOT NULL THEN d.changed_by END AS "drainedBy",
+           CASE WHEN d.drained_at IS NOT NULL THEN ${actorNameOf(Prisma.sql`d.changed_by`)} END AS "drainedByName",
            (SELECT count(*)::int FROM leases l
              WHERE l.worker_id = k.worker_id AND l.ended_at IS NULL AND l.expires_at > statement_timestamp() ${leaseInScope}) AS "liveLeases",
            (SELECT e.created_at FROM events e WHERE e.actor = k.worker_id ${eventInScope} ORDER BY e.sequence DESC LIMIT 1) AS "lastSeenAt",

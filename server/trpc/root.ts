@@ -6,6 +6,7 @@ import { healthRouter } from "./routers/health";
 import { leasesRouter } from "./routers/leases";
 import { limitsRouter } from "./routers/limits";
 import { notesRouter } from "./routers/notes";
+import { peopleRouter } from "./routers/people";
 import { projectsRouter } from "./routers/projects";
 import { tokensRouter } from "./routers/tokens";
 import { webhooksRouter } from "./routers/webhooks";
@@ -25,6 +26,7 @@ export const appRouter = router({
   webhooks: webhooksRouter,
   limits: limitsRouter,
   projects: projectsRouter,
+  people: peopleRouter,
 });
 
 export type AppRouter = typeof appRouter;

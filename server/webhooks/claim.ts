@@ -20,12 +20,13 @@ export interface ClaimedDelivery {
 function toClaimed(row: ClaimedRow): ClaimedDelivery {
   const event: WorkGraphEvent =
     row.sequence === null
-      ? { sequence: 0, workItemId: "", type: TEST_EVENT_TYPE, actor: "work-graph", leaseId: null, epoch: null, data: {}, createdAt: row.deliveryCreatedAt.toISOString() }
+      ? { sequence: 0, workItemId: "", type: TEST_EVENT_TYPE, actor: "work-graph", actorName: null, leaseId: null, epoch: null, data: {}, createdAt: row.deliveryCreatedAt.toISOString() }
       : toEvent({
           sequence: row.sequence,
           workItemId: row.workItemId!,
           type: row.type,
           actor: row.actor!,
+          actorName: row.actorName,
           leaseId: row.leaseId,
           epoch: row.epoch,
           data: row.data ?? {},

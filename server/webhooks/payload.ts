@@ -53,7 +53,7 @@ export function slackText(content: DeliveryContent, publicUrl: string): string {
   const { event, workItem, question } = content;
   if (event.type === TEST_EVENT_TYPE) return `Work Graph test message from ${slackEscape(event.actor)}: this webhook works.`;
   const link = `<${itemUrl(publicUrl, event.workItemId)}|${slackEscape(clip(workItem?.title ?? event.workItemId, 120)).replaceAll("|", "¦")}>`;
-  const who = slackEscape(event.actor);
+  const who = slackEscape(event.actorName ?? event.actor);
   const data = event.data as Record<string, unknown>;
   switch (event.type) {
     case "attention.requested":

@@ -1,0 +1,79 @@
+import { Prisma } from "../generated/prisma/client";
+import type { Db } from "../db";
+import type { Tx } from "../database/transaction";
+
+/* People who sign in with the identity provider (server/auth/people.ts), and OpenID Connect sign-ins under way (server/auth/oidc.ts). */
+
+export interface PersonRow {
+  id: string;
+  issuer: string;
+  subject: string;
+  email: string | null;
+  name: string | null;
+  role: "operator" | "admin";
+  createdAt: Date;
+  lastSeenAt: Date;
+  disabledAt: Date | null;
+}
+
+const PERSON_COLUMNS = Prisma.sql`id::text, issuer, subject, email, name, role, created_at AS "createdAt", last_seen_at AS "lastSeenAt",
+    disabled_at AS "disabledAt"`;
+
+/** Records a sign-in: the person (new, or their email, name and role as the provider says now), seen now. */
+export async function upsertSignedInPerson(
+  db: Db | Tx,
+  person: { issuer: string; subject: string; email: string | null; name: string | null; role: "operator" | "admin" },
+): Promise<PersonRow> {
+  const actor = `person:${person.email ?? person.subject}`;
+  const [row] = await db.$queryRaw<PersonRow[]>`
+    INSERT INTO people (issuer, subject, email, name, actor, role)
+    VALUES (${person.issuer}, ${person.subject}, ${person.email}, ${person.name}, ${actor}, ${person.role})
+    ON CONFLICT (issuer, subject) DO UPDATE
+      SET email = EXCLUDED.email, name = EXCLUDED.name, actor = EXCLUDED.actor, role = EXCLUDED.role, last_seen_at = clock_timestamp()
+    RETURNING ${PERSON_COLUMNS}`;
+  return row!;
+}
+
+/** Everybody who ever signed in, most recently seen first, at most `limit`. */
+export async function selectPeople(db: Db | Tx, limit: number): Promise<PersonRow[]> {
+  return db.$queryRaw<PersonRow[]>`SELECT ${PERSON_COLUMNS} FROM people ORDER BY last_seen_at DESC, id LIMIT ${limit}`;
+}
+
+/**
+ * Disables the person (once: a second call keeps the first time), ends their sessions and
+ * revokes their personal tokens; undefined when there is no such person.
+ */
+export async function disablePersonEndingAccess(db: Db | Tx, id: string): Promise<PersonRow | undefined> {
+  const [row] = await db.$queryRaw<PersonRow[]>`
+    WITH disabled AS (
+      UPDATE people SET disabled_at = COALESCE(disabled_at, statement_timestamp()) WHERE id::text = ${id} RETURNING *
+    ), ended AS (DELETE FROM dashboard_sessions WHERE person_id IN (SELECT id FROM disabled)
+    ), revoked AS (
+      UPDATE api_tokens SET revoked_at = statement_timestamp() WHERE person_id IN (SELECT id FROM disabled) AND revoked_at IS NULL
+    )
+    SELECT ${PERSON_COLUMNS} FROM disabled`;
+  return row;
+}
+
+/** Lets the person sign in again (their revoked tokens stay revoked); undefined when there is no such person. */
+export async function enablePerson(db: Db | Tx, id: string): Promise<PersonRow | undefined> {
+  const [row] = await db.$queryRaw<PersonRow[]>`
+    UPDATE people SET disabled_at = NULL WHERE id::text = ${id} RETURNING ${PERSON_COLUMNS}`;
+  return row;
+}
+
+/** A sign-in under way, usable once until `seconds` from now; expired ones are deleted on the way. */
+export async function insertOidcLogin(db: Db, login: { stateHash: string; codeVerifier: string; nonce: string }, seconds: number): Promise<void> {
+  await db.$executeRaw`
+    WITH expired AS (DELETE FROM oidc_logins WHERE expires_at <= statement_timestamp())
+    INSERT INTO oidc_logins (state_hash, code_verifier, nonce, expires_at)
+    VALUES (${login.stateHash}, ${login.codeVerifier}, ${login.nonce}, statement_timestamp() + make_interval(secs => ${seconds}))`;
+}
+
+/** Consumes the sign-in of this state: it is deleted, so a replayed callback finds nothing. Undefined when unknown or expired. */
+export async function takeOidcLogin(db: Db, stateHash: string): Promise<{ codeVerifier: string; nonce: string } | undefined> {
+  const [row] = await db.$queryRaw<{ codeVerifier: string; nonce: string; live: boolean }[]>`
+    DELETE FROM oidc_logins WHERE state_hash = ${stateHash}
+    RETURNING code_verifier AS "codeVerifier", nonce, expires_at > statement_timestamp() AS live`;
+  return row?.live ? { codeVerifier: row.codeVerifier, nonce: row.nonce } : undefined;
+}
