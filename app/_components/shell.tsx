@@ -65,8 +65,9 @@ function LogoutButton() {
       disabled={busy}
       onClick={async () => {
         setBusy(true);
-        await fetch("/api/session", { method: "DELETE", headers: { [CSRF_HEADER]: "1" } }).catch(() => null);
-        window.location.assign("/login");
+        const response = await fetch("/api/session", { method: "DELETE", headers: { [CSRF_HEADER]: "1" } }).catch(() => null);
+        const body = (await response?.json().catch(() => null)) as { redirect?: string } | null;
+        window.location.assign(body?.redirect ?? "/login");
       }}
     >
       Log out

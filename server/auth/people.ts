@@ -3,7 +3,7 @@ import type { Tx } from "../database/transaction";
 import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { tokenOwner } from "../sql/auth";
-import { disablePersonEndingAccess, enablePerson as enablePersonRow, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
+import { disablePersonEndingAccess, enablePerson as enablePersonRow, selectAdminContacts, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
 import { createToken, forgetAuthenticatedTokens, listTokens, revokeToken } from "./tokens";
 
 /** docs/api.md "People": who signed in with the identity provider. */
@@ -49,6 +49,12 @@ export async function signInPerson(
 
 export async function listPeople(db: Db | Tx): Promise<Person[]> {
   return (await selectPeople(db, PEOPLE_LIMIT)).map(toPerson);
+}
+
+/** Admins a refused person can ask ("Dana Li <dana@example.com>"), at most three. */
+export async function adminContacts(db: Db | Tx): Promise<string[]> {
+  const rows = await selectAdminContacts(db, 3);
+  return rows.map(({ name, email }) => (name && email ? `${name} <${email}>` : (name ?? email)!));
 }
 
 /** Disabling ends the person's sessions (at their next request) and revokes their personal tokens. */

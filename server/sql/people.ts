@@ -77,3 +77,10 @@ export async function takeOidcLogin(db: Db, stateHash: string): Promise<{ codeVe
     RETURNING code_verifier AS "codeVerifier", nonce, expires_at > statement_timestamp() AS live`;
   return row?.live ? { codeVerifier: row.codeVerifier, nonce: row.nonce } : undefined;
 }
+
+/** Whom a refused person can ask: up to `limit` enabled admins, most recently seen first. */
+export async function selectAdminContacts(db: Db | Tx, limit: number): Promise<{ name: string | null; email: string | null }[]> {
+  return db.$queryRaw<{ name: string | null; email: string | null }[]>`
+    SELECT name, email FROM people WHERE role = 'admin' AND disabled_at IS NULL AND (name IS NOT NULL OR email IS NOT NULL)
+     ORDER BY last_seen_at DESC LIMIT ${limit}`;
+}

@@ -1,5 +1,5 @@
 import { NextResponse } from "next/server";
-import { createSession, endSession, SESSION_SECONDS } from "@/server/auth/sessions";
+import { createSession, endSession, SESSION_SECONDS, sessionCaller } from "@/server/auth/sessions";
 import { authenticate } from "@/server/auth/tokens";
 import { noteDatabaseUp } from "@/server/database/availability";
 import { getDb } from "@/server/db";
@@ -7,7 +7,10 @@ import { readBoundedBody } from "@/server/http/body";
 import { failureResponse } from "@/server/http/unavailable";
 import { CSRF_HEADER } from "@/server/domain/contract";
 import { cookieValue, SESSION_COOKIE } from "@/server/trpc/init";
+import { isHttps } from "@/app/_lib/https";
 import { DASHBOARD_ROLES } from "@/app/_lib/session";
+import { tokenLoginEnabled } from "@/server/config";
+import { endSessionUrl, oidcProvider } from "@/server/auth/oidc";
 
 export const dynamic = "force-dynamic";
 
@@ -24,12 +27,6 @@ function parseJson(text: string): unknown {
 
 const json = (status: number, body: Record<string, unknown>) =>
   NextResponse.json(body, { status, headers: { "cache-control": "no-store" } });
-
-/** Secure cookies only over https (directly, or behind a proxy that says so). */
-function isHttps(request: Request): boolean {
-  if (new URL(request.url).protocol === "https:") return true;
-  return request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim().toLowerCase() === "https";
-}
 
 /**
  * Same-origin check for the session endpoints: the dashboard's own fetch sends CSRF_HEADER,
@@ -52,6 +49,9 @@ export async function POST(request: Request) {
 }
 
 async function logIn(request: Request): Promise<NextResponse> {
+  if (!tokenLoginEnabled()) {
+    return json(403, { reason: "FORBIDDEN", message: "Token login is off here (WORK_GRAPH_TOKEN_LOGIN=off): sign in with the identity provider." });
+  }
   const raw = await readBoundedBody(request, LOGIN_BODY_BYTES).catch(() => null);
   if (!raw) return json(413, { reason: "TOO_LARGE", message: "The login request is too large." });
   const body = parseJson(raw.toString("utf8")) as { token?: unknown } | null;
@@ -81,7 +81,11 @@ async function logIn(request: Request): Promise<NextResponse> {
   return response;
 }
 
-/** Log out: deletes the session (a copied cookie stops working too) and clears the cookie. */
+/**
+ * Log out: deletes the session (a copied cookie stops working too) and clears the cookie.
+ * `redirect` is where the browser goes next: for a signed-in person the provider's end-session
+ * URL when it has one (ending the sign-in there too), else /login.
+ */
 export async function DELETE(request: Request) {
   const refused = refuseCrossSite(request);
   if (refused) return refused;
@@ -90,8 +94,11 @@ export async function DELETE(request: Request) {
 
 async function logOut(request: Request): Promise<NextResponse> {
   const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+  const caller = sessionId ? await sessionCaller(getDb(), sessionId) : null;
   if (sessionId) await endSession(getDb(), sessionId);
-  const response = json(200, { ok: true });
+  const provider = caller?.person ? await oidcProvider() : null;
+  const redirect = provider?.status === "ready" ? endSessionUrl(provider.configuration) : "/login";
+  const response = json(200, { ok: true, redirect });
   response.cookies.set(SESSION_COOKIE, "", { httpOnly: true, sameSite: "strict", path: "/", secure: isHttps(request), maxAge: 0 });
   return response;
 }
