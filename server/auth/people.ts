@@ -4,6 +4,7 @@ import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { tokenOwner } from "../sql/auth";
 import { disablePersonEndingAccess, enablePerson as enablePersonRow, selectAdminContacts, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
+import { isPersonSession } from "./sessions";
 import { createToken, forgetAuthenticatedTokens, listTokens, revokeToken } from "./tokens";
 
 /** docs/api.md "People": who signed in with the identity provider. */
@@ -78,9 +79,11 @@ function signedInPerson(caller: Caller): NonNullable<Caller["person"]> {
 
 /**
  * A token for the signed-in person's own CLI: operator role (a person is an operator or an
- * admin, so never more than theirs), its actions attributed to the person.
+ * admin, so never more than theirs), its actions attributed to the person. Only from a sign-in
+ * session: a personal token cannot mint more of itself.
  */
 export async function createPersonalToken(db: Db | Tx, caller: Caller, label: string | undefined) {
+  if (!isPersonSession(caller)) throw new WorkGraphError("FORBIDDEN", "personal tokens are created by a person signed in to the dashboard");
   const person = signedInPerson(caller);
   return createToken(db, { role: "operator", label: label ?? `cli of ${person.name}`.slice(0, 200) }, undefined, person.id);
 }

@@ -9,6 +9,10 @@ export const SESSION_SECONDS = 12 * 60 * 60;
 
 // 32 random bytes, base64url: the only thing the wg_session cookie carries.
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+/** The tokenId of a person's sign-in session (it has no token): this prefix and the person's id. */
+const PERSON_SESSION = "person-session:";
+export const isPersonSession = (caller: Caller) => caller.tokenId.startsWith(PERSON_SESSION);
+
 const hashSessionId = (sessionId: string) => createHash("sha256").update(sessionId).digest("hex");
 
 /**
@@ -38,7 +42,7 @@ export async function sessionCaller(db: Db, sessionId: string): Promise<Caller |
   if (owner?.token) return callerFromToken(owner.token);
   if (!owner?.person) return null;
   const { id, role, actor, name } = owner.person;
-  return { tokenId: `person:${id}`, role, workerId: null, actor, projects: [], capabilities: [], person: { id, name } };
+  return { tokenId: `${PERSON_SESSION}${id}`, role, workerId: null, actor, projects: [], capabilities: [], person: { id, name } };
 }
 
 /** Logout: the session is gone, so a copied cookie stops working too. */

@@ -91,7 +91,7 @@ export interface CallerPerson {
 }
 
 export interface Caller {
-  /** The token's id; for a person's sign-in session (no token) `person:<person id>` (idempotency receipts are scoped by it). */
+  /** The token's id; for a person's sign-in session (no token) `person-session:<person id>` (idempotency receipts are scoped by it). */
   tokenId: string;
   role: Role;
   /** Bound worker id of an agent token; null for operators and admins. */
