@@ -14,7 +14,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   return (
     <ProjectProvider scope={caller.projects}>
       <Providers>
-        <Shell actor={caller.actor} role={caller.role}>
+        <Shell actor={caller.actor} role={caller.role} personName={caller.person?.name ?? null}>
           {children}
         </Shell>
       </Providers>

@@ -7,7 +7,7 @@ import { humanize } from "./format";
 import { useProjectId } from "./project";
 import { useTRPC } from "./trpc";
 import type { InboxEntry, Stage } from "./types";
-import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, Token, WorkerId } from "./ui";
+import { Age, ApiError, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, WorkerId, Who } from "./ui";
 import { useUrlState } from "./url-state";
 
 const OTHER = "\u0000other";
@@ -182,7 +182,19 @@ function ResolvedRequests() {
               </div>
               <div>
                 <dt>Resolved by</dt>
-                <dd>{request.resolvedBy ? <Token text={request.resolvedBy} /> : null}</dd>
+                <dd data-testid="resolved-by">
+                  {request.resolvedBy ? (
+                    <>
+                      <Who actor={request.resolvedBy} name={request.resolvedByName} />
+                      {request.resolvedAt ? (
+                        <>
+                          {" "}
+                          <Age since={request.resolvedAt} />
+                        </>
+                      ) : null}
+                    </>
+                  ) : null}
+                </dd>
               </div>
               <div>
                 <dt>Resolved</dt>

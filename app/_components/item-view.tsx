@@ -9,7 +9,7 @@ import { RevokeLease } from "./revoke-lease";
 import { DataTable, type Column } from "./data-table";
 import { describeError, useTRPC, useTRPCClient } from "./trpc";
 import { isTerminalStage, type Lease, type Neighbourhood, type Outputs, type WaitingOn, type WorkItem } from "./types";
-import { Age, ApiError, Capabilities, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, StartsIn, Time, Token, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Countdown, Empty, ItemIdLink, ItemLink, Loading, OutcomeBadge, Section, StageBadge, StartsIn, Time, Token, WorkerId, Who } from "./ui";
 
 type Attention = Outputs["attention"]["list"]["items"][number];
 
@@ -98,7 +98,7 @@ function waitingOnLines(reason: WaitingOn): Line[] {
  * item that is not ready, every condition that holds, the deciding one first (waitingOn, from
  * the same rule in server/domain/readiness.ts). Nothing here re-derives readiness.
  */
-function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood }) {
+function StageReason({ item, around, cancellation }: { item: WorkItem; around?: Neighbourhood; cancellation?: ItemEvent }) {
   let summary: ReactNode;
   switch (item.stage) {
     case "ready":
@@ -124,7 +124,14 @@ function StageReason({ item, around }: { item: WorkItem; around?: Neighbourhood 
       summary = "Released: the work is done.";
       break;
     case "cancelled":
-      summary = "Cancelled: no one will work on it.";
+      summary = cancellation ? (
+        <>
+          Cancelled by <Who actor={cancellation.actor} name={cancellation.actorName} /> <Age since={cancellation.createdAt} />: no one will
+          work on it.
+        </>
+      ) : (
+        "Cancelled: no one will work on it."
+      );
       break;
     default:
       summary = "Not ready to claim:";
@@ -405,7 +412,7 @@ function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attenti
             </p>
             {revocation ? (
               <p className="timeline-revoked" data-testid="revocation">
-                <span className="label">Revoked by</span> <Token text={revocation.actor} />: {String(revocation.data.reason ?? "")}
+                <span className="label">Revoked by</span> <Who actor={revocation.actor} name={revocation.actorName} />: {String(revocation.data.reason ?? "")}
               </p>
             ) : null}
             {asked.map((request) => (
@@ -416,7 +423,7 @@ function LeaseTimeline({ leases, attention, events }: { leases: Lease[]; attenti
                 <p>
                   <span className="label">Answer</span>{" "}
                   {request.resolution ? <span className="resolution-text">{request.resolution}</span> : <span className="muted">not answered yet</span>}
-                  {request.resolvedBy ? <span className="muted"> — <Token text={request.resolvedBy} /></span> : null}
+                  {request.resolvedBy ? <span className="muted"> — <Who actor={request.resolvedBy} name={request.resolvedByName} /></span> : null}
                 </p>
               </div>
             ))}
@@ -442,7 +449,8 @@ function AttentionRequests({ attention }: { attention: Attention[] }) {
           {request.options.length > 0 ? <p className="small">Options: {request.options.map((option, index) => <bdi key={index} className="option">{option}</bdi>)}</p> : null}
           {request.status === "resolved" ? (
             <p className="resolution">
-              <span className="label">Answer</span> <bdi>{request.resolution}</bdi> <span className="muted">— {request.resolvedBy ? <Token text={request.resolvedBy} /> : null}, <Time iso={request.resolvedAt} /></span>
+              <span className="label">Answer</span> <bdi>{request.resolution}</bdi> <span className="muted">— {request.resolvedBy ? <>answered by <Who actor={request.resolvedBy} name={request.resolvedByName} /></> : null}{" "}
+                {request.resolvedAt ? <Age since={request.resolvedAt} /> : null}</span>
             </p>
           ) : (
             <p>
@@ -538,7 +546,11 @@ export function ItemView({ id }: { id: string }) {
         </dl>
       </div>
 
-      <StageReason item={data} around={around.data} />
+      <StageReason
+        item={data}
+        around={around.data}
+        cancellation={events.data?.items.find((event) => event.type === "work_item.status_changed" && event.data.to === "cancelled")}
+      />
       {data.description ? <p className="description">{data.description}</p> : <p className="muted">No description.</p>}
 
       <Section title="Neighbourhood" id="neighbourhood">
@@ -631,7 +643,7 @@ const eventColumns: Column<ItemEvent>[] = [
   { header: "#", kind: "token", numeric: true, cell: (event) => event.sequence },
   { header: "Time", kind: "token", cell: (event) => <Time iso={event.createdAt} /> },
   { header: "Event", kind: "token", cell: (event) => <Token text={event.type} code /> },
-  { header: "Actor", kind: "token", cell: (event) => <Token text={event.actor} /> },
+  { header: "Actor", kind: "token", cell: (event) => <Who actor={event.actor} name={event.actorName} /> },
   { header: "Epoch", kind: "token", numeric: true, cell: (event) => event.epoch ?? "—" },
   { header: "Details", kind: "text", className: "event-data", cell: (event) => <code>{formatData(event.data)}</code> },
 ];

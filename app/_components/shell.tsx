@@ -75,7 +75,7 @@ function LogoutButton() {
   );
 }
 
-export function Shell({ actor, role, children }: { actor: string; role: string; children: ReactNode }) {
+export function Shell({ actor, role, personName, children }: { actor: string; role: string; personName: string | null; children: ReactNode }) {
   const pathname = usePathname();
   const summary = useSummary();
   const projectHref = useProjectHref();
@@ -110,9 +110,15 @@ export function Shell({ actor, role, children }: { actor: string; role: string; 
           <div className="topbar-end">
             <ProjectSwitcher />
             <DatabaseStatus />
-            <span className="who" title={`signed in as ${actor} (${role})`}>
-              <bdi>{actor}</bdi>
-            </span>
+            {personName ? (
+              <Link href="/account" className="who" title={`signed in as ${actor} (${role}): your CLI tokens`}>
+                <bdi>{personName}</bdi>
+              </Link>
+            ) : (
+              <span className="who" title={`signed in as ${actor} (${role})`}>
+                <bdi>{actor}</bdi>
+              </span>
+            )}
             <LogoutButton />
           </div>
         </div>

@@ -76,6 +76,16 @@ export function Token({ text, code = false, className }: { text: string; code?: 
   );
 }
 
+/** Who did something: a signed-in person by name (their actor in the tooltip), anyone else by actor. */
+export function Who({ actor, name }: { actor: string; name?: string | null }) {
+  if (!name) return <Token text={actor} />;
+  return (
+    <bdi className="person" title={actor}>
+      {name}
+    </bdi>
+  );
+}
+
 /** An item's title linking to its page, then its id. */
 export function ItemLink({ id, title }: { id: string; title: string }) {
   return (

@@ -7,7 +7,7 @@ import { useServerNow } from "./clock";
 import { useTRPC } from "./trpc";
 import type { Outputs } from "./types";
 import { DataTable, type Column } from "./data-table";
-import { Age, ApiError, Capabilities, Empty, Loading, Section, WorkerId } from "./ui";
+import { Age, ApiError, Capabilities, Empty, Loading, Section, WorkerId, Who } from "./ui";
 
 type Worker = Outputs["workers"]["list"][number];
 
@@ -102,6 +102,12 @@ const workerColumns: Column<Worker>[] = [
       worker.drained ? (
         <>
           <span className="badge badge-drained">drained</span>
+          {worker.drainedBy ? (
+            <span className="muted small">
+              {" "}
+              by <Who actor={worker.drainedBy} name={worker.drainedByName} />
+            </span>
+          ) : null}
           {worker.drainReason ? <span className="muted small"> {worker.drainReason}</span> : null}
         </>
       ) : (
