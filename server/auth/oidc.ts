@@ -23,7 +23,13 @@ export const SIGN_IN_SECONDS = 10 * 60;
 /** How long a failed discovery is remembered before the provider is asked again. */
 const DISCOVERY_RETRY_MS = 30_000;
 const DISCOVERY_TIMEOUT_SECONDS = 5;
-const SCOPES = "openid email profile";
+const SCOPES = ["openid", "email", "profile"];
+
+/** The scopes asked for: the standard ones, plus one named like the role claim when the provider offers it (Dex, Okta: `groups`). */
+function scopesFor(configuration: oidc.Configuration, roleClaim: string): string {
+  const offered = configuration.serverMetadata().scopes_supported ?? [];
+  return [...SCOPES, ...(offered.includes(roleClaim) && !SCOPES.includes(roleClaim) ? [roleClaim] : [])].join(" ");
+}
 
 export type Provider =
   | { status: "off" }
@@ -90,7 +96,7 @@ export async function beginSignIn(db: Db, configuration: oidc.Configuration): Pr
   await insertOidcLogin(db, { stateHash: hashState(state), codeVerifier, nonce }, SIGN_IN_SECONDS);
   const url = oidc.buildAuthorizationUrl(configuration, {
     redirect_uri: redirectUri(),
-    scope: SCOPES,
+    scope: scopesFor(configuration, oidcSettings()!.roleClaim),
     code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
     code_challenge_method: "S256",
     state,
