@@ -1,7 +1,12 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, type Db } from "../../server/db";
-import { migrateDeploy } from "../../server/database/migrate";
+import { hasPendingMigrations, migrateDeploy } from "../../server/database/migrate";
 import { refuseUnsupportedServer } from "../../server/database/server-version";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
@@ -21,6 +26,7 @@ import { missingBinaries, startPgBouncer, startPostgres15, type PgBouncer, type 
  * pool and LISTEN connection) share each database, so a wake-up travels through PostgreSQL.
  */
 
+const run = promisify(execFile);
 const APP_ROLE = "wg_app";
 const STATEMENT_TIMEOUT_MS = 2_000;
 
@@ -198,5 +204,33 @@ describe.skipIf(skip)("PostgreSQL 15 for operators", () => {
     const { rows } = await sql.query("SELECT rolsuper, rolcreatedb, rolcreaterole FROM pg_roles WHERE rolname = current_user");
     await sql.end();
     expect(rows[0]).toEqual({ rolsuper: false, rolcreatedb: false, rolcreaterole: false });
+  });
+
+  it("pg_dump of the app's database restores, as the app's role, into a fresh database that the app then serves", async () => {
+    const source = postgres!.url("wg_direct", APP_ROLE);
+    const restored = postgres!.url("wg_restored", APP_ROLE);
+    const dump = path.join(await mkdtemp(path.join(os.tmpdir(), "wg-dump-")), "work-graph.dump");
+    await run(postgres!.bin("pg_dump"), ["--format=custom", "--no-owner", "--no-privileges", `--file=${dump}`, source]);
+    await run(postgres!.bin("pg_restore"), ["--no-owner", "--no-privileges", "--exit-on-error", `--dbname=${restored}`, dump]);
+    await rm(path.dirname(dump), { recursive: true, force: true });
+    expect(await hasPendingMigrations(restored)).toBe(false);
+    const count = async (url: string) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      const { rows } = await client.query<{ items: number; events: number }>("SELECT (SELECT count(*)::int FROM work_items) AS items, (SELECT count(*)::int FROM events) AS events");
+      await client.end();
+      return rows[0];
+    };
+    expect(await count(restored)).toEqual(await count(source));
+    const db = createDb(restored, { poolSize: 2 });
+    try {
+      const operator = (await callerAs(db, "operator")).api;
+      const agent = (await callerAs(db, "agent", "after-restore")).api;
+      await operator.workItems.create({ id: "after-restore", title: "After the restore" });
+      expect((await agent.leases.claim({ workItemId: "after-restore", durationSeconds: 60 }))?.lease.epoch).toBe(1);
+    } finally {
+      await stopWakeups(db);
+      await db.$disconnect();
+    }
   });
 });
