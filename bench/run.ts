@@ -49,13 +49,13 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,routing,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,routing,statements,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "routing", "fanout", "waiters", "webhooks", "observability"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "routing", "statements", "fanout", "waiters", "webhooks", "observability"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "Work Graph, 2 npm start servers", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -101,8 +101,8 @@ async function windows(workers: number, prepare: (run: number) => Promise<void>,
 /** Ready items for a window at up to `perSecond` cycles/s, with room to spare. */
 const supply = (workers: number, perSecond: number) => Math.ceil(workers * 20 + ((config.windowMs + config.warmupMs) / 1000) * perSecond * 1.5);
 
-async function serviceThroughput(url: string, workers: number): Promise<Measurement> {
-  const db = createDb(url, { poolSize: workers });
+async function serviceThroughput(url: string, workers: number, namedStatements = true): Promise<Measurement> {
+  const db = createDb(url, { poolSize: workers, namedStatements });
   try {
     return await windows(
       workers,
@@ -150,7 +150,7 @@ async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServ
 async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ") ?? []), "--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
-    env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
+    env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", WORK_GRAPH_DB_PREPARED_STATEMENTS: "named", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
     stdio: ["ignore", process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, "a") : "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -182,7 +182,7 @@ async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
  * server's; the clients' CPU is reported apart.
  */
 async function httpThroughput(url: string, workers: number, via: "handler" | "npm start" | "2 npm start"): Promise<Measurement> {
-  const db = createDb(url, { poolSize: workers });
+  const db = createDb(url, { poolSize: workers, namedStatements: true });
   const servers = via === "handler" ? [await inProcessServer(db)] : await Promise.all(Array.from({ length: via === "2 npm start" ? 2 : 1 }, () => npmStartServer(url)));
   const server: ApiServer = {
     url: servers.map((one) => one.url).join(","),
@@ -292,7 +292,7 @@ interface ScaleResult {
 /** Next-claim and release latency (one worker, one after the other) and dashboard.summary, on a graph of `n` open items. */
 async function scale(url: string, n: number): Promise<ScaleResult> {
   const graph = await buildGraph(url, n);
-  const db = createDb(url, { poolSize: 4 });
+  const db = createDb(url, { poolSize: 4, namedStatements: true });
   try {
     const { claimMs, releaseMs } = await claimReleaseLatency(db, agent("scale"), {});
     const summaryMs: number[] = [];
@@ -333,6 +333,55 @@ async function claimReleaseLatency(db: ReturnType<typeof createDb>, caller: Call
   return { claimMs, releaseMs };
 }
 
+interface StatementsResult {
+  mode: "named" | "unnamed";
+  openItems: number;
+  claimP50: number;
+  releaseP50: number;
+  cycleP50: number;
+  /** Service-layer claim→release cycles/s at STATEMENTS_WORKERS workers. */
+  perSecond: number | null;
+}
+
+const STATEMENTS_WORKERS = 16;
+
+/**
+ * What pooler safety costs (issue 26): the claim→release cycle with named prepared statements
+ * (the embedded database, or WORK_GRAPH_DB_PREPARED_STATEMENTS=named) and unnamed ones (the
+ * default for DATABASE_URL), in the same run on the same graph, alternating the two modes.
+ */
+async function statementsCost(url: string, n: number, throughputUrl: () => Promise<string>): Promise<StatementsResult[]> {
+  const graph = await buildGraph(url, n);
+  const rounds = smoke ? 1 : 3;
+  const samples: Record<"named" | "unnamed", { claim: number[]; release: number[]; cycle: number[]; rates: number[] }> = {
+    named: { claim: [], release: [], cycle: [], rates: [] },
+    unnamed: { claim: [], release: [], cycle: [], rates: [] },
+  };
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of ["named", "unnamed"] as const) {
+      const db = createDb(url, { poolSize: 4, namedStatements: mode === "named" });
+      try {
+        const { claimMs, releaseMs } = await claimReleaseLatency(db, agent(`statements-${mode}`), {});
+        samples[mode].claim.push(...claimMs);
+        samples[mode].release.push(...releaseMs);
+        samples[mode].cycle.push(...claimMs.map((ms, i) => ms + releaseMs[i]!));
+      } finally {
+        await db.$disconnect();
+      }
+      const rate = (await serviceThroughput(await throughputUrl(), STATEMENTS_WORKERS, mode === "named")).perSecond;
+      if (rate !== null) samples[mode].rates.push(rate);
+    }
+  }
+  return (["named", "unnamed"] as const).map((mode) => ({
+    mode,
+    openItems: graph.open,
+    claimP50: percentile(samples[mode].claim, 50),
+    releaseP50: percentile(samples[mode].release, 50),
+    cycleP50: percentile(samples[mode].cycle, 50),
+    perSecond: samples[mode].rates.length ? median(samples[mode].rates) : null,
+  }));
+}
+
 interface RoutedScaleResult {
   openItems: number;
   route: string;
@@ -354,7 +403,7 @@ async function routedScale(url: string, n: number): Promise<RoutedScaleResult[]>
     { route: `${half.length} of ${ROUTING.capabilities} capabilities, every project`, input: { capabilities: half }, capabilities: half },
     { route: `${half.length} of ${ROUTING.capabilities} capabilities, one of ${ROUTING.projects} projects`, input: { capabilities: half, projectId: "p1" }, capabilities: half },
   ];
-  const db = createDb(url, { poolSize: 4 });
+  const db = createDb(url, { poolSize: 4, namedStatements: true });
   try {
     const results: RoutedScaleResult[] = [];
     for (const { route, input, capabilities } of routes) {
@@ -420,7 +469,7 @@ async function cascade(url: string, n: number): Promise<CascadeResult> {
     UPDATE work_items SET status = 'released' WHERE id = 'cascade-c1';
     UPDATE work_items SET open_child_count = open_child_count - 1 WHERE id = 'cascade-root';
     ANALYZE work_items;`);
-  const db = createDb(url, { poolSize: 2 });
+  const db = createDb(url, { poolSize: 2, namedStatements: true });
   try {
     const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
     const started = performance.now();
@@ -450,7 +499,7 @@ interface FanoutResult {
  */
 async function fanout(url: string): Promise<FanoutResult> {
   await buildGraph(url, smoke ? 1_000 : 10_000);
-  const db = createDb(url, { poolSize: 2 });
+  const db = createDb(url, { poolSize: 2, namedStatements: true });
   const caller = agent("fanout");
   const runs: number[] = [];
   let readyAfter = Infinity;
@@ -576,6 +625,16 @@ async function main() {
       await dropDatabase(server.adminUrl, "bench_cascade");
       log(`cancel with ${cascaded.descendants} open descendants: ${cascaded.ms.toFixed(0)} ms (${cascaded.cancelled} cancelled)`);
     }
+    let statements: StatementsResult[] | null = null;
+    if (parts.has("statements")) {
+      const url = await createDatabase(server.adminUrl, "bench_statements", template);
+      statements = await statementsCost(url, smoke ? 1_000 : 10_000, () => createDatabase(server.adminUrl, "bench_statements_rate", template));
+      await dropDatabase(server.adminUrl, "bench_statements");
+      await dropDatabase(server.adminUrl, "bench_statements_rate");
+      for (const row of statements) {
+        log(`${row.mode} statements: claim p50 ${row.claimP50.toFixed(2)} ms, release p50 ${row.releaseP50.toFixed(2)} ms, cycle p50 ${row.cycleP50.toFixed(2)} ms, ${row.perSecond?.toFixed(0) ?? "?"} cycles/s at ${STATEMENTS_WORKERS} workers`);
+      }
+    }
     let fan: FanoutResult | null = null;
     if (parts.has("fanout")) {
       fan = await fanout(await createDatabase(server.adminUrl, "bench_fanout", template));
@@ -610,6 +669,7 @@ async function main() {
       throughput,
       scales,
       routed,
+      statements,
       cascade: cascaded,
       fanout: fan,
       waiters,
@@ -708,6 +768,7 @@ function renderMarkdown(report: {
   throughput: Record<Row, Record<number, Measurement>>;
   scales: ScaleResult[];
   routed: RoutedScaleResult[];
+  statements: StatementsResult[] | null;
   cascade: CascadeResult | null;
   fanout: FanoutResult | null;
   waiters: WaiterResult | null;
@@ -799,6 +860,18 @@ function renderMarkdown(report: {
       : "Not run.",
     "",
     ...renderObservability(report.observability),
+    "",
+    "### Named and unnamed prepared statements (pooler safety, issue 26)",
+    "",
+    ...(report.statements
+      ? [
+          `Same run, modes alternated; latency one worker on ${report.statements[0]!.openItems.toLocaleString("en")} open items, rate the service layer at ${STATEMENTS_WORKERS} workers.`,
+          "",
+          "| statements | claim p50 (ms) | release p50 (ms) | claim→release p50 (ms) | cycles/s |",
+          "|---|---:|---:|---:|---:|",
+          ...report.statements.map((row) => `| ${row.mode} | ${row.claimP50.toFixed(2)} | ${row.releaseP50.toFixed(2)} | ${row.cycleP50.toFixed(2)} | ${row.perSecond?.toFixed(0) ?? "—"} |`),
+        ]
+      : ["Not run."]),
     "",
     "### Targets",
     "",

@@ -16,11 +16,12 @@ import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, embeddedDatabasePort, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, sweepIntervalMs } from "../server/config";
+import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
+import { refuseUnsupportedServer } from "../server/database/server-version";
 import { markDraining, recordSweepPass } from "../server/health";
 import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
@@ -113,12 +114,17 @@ async function main() {
     });
     // Next's route handlers in this process build their client from it (server/db.ts getDb).
     process.env.DATABASE_URL = embedded.url;
+    // Reached directly, never through a pooler: its statements may be named (server/db.ts).
+    process.env.WORK_GRAPH_DB_PREPARED_STATEMENTS = "named";
     log(`embedded PostgreSQL on 127.0.0.1:${embedded.port} (\`npm run db:url\` prints its URL for other instances)`);
   }
   const database = databaseUrl()!;
-  if (await hasPendingMigrations(database)) await migrateDeploy(database);
+  // Migrations take a session advisory lock: never through a transaction-mode pooler.
+  const direct = directDatabaseUrl()!;
+  await refuseUnsupportedServer(direct);
+  if (await hasPendingMigrations(direct)) await migrateDeploy(direct);
 
-  const db = createDb(database, { poolSize: 4 });
+  const db = createDb(database, { poolSize: 4, namedStatements: preparedStatements() === "named", directConnectionString: direct });
   const newAdminToken = await ensureAdminToken(db, adminToken).catch(async (error: unknown) => {
     await db.$disconnect();
     await embedded?.stop();

@@ -10,6 +10,7 @@ import { z } from "zod";
  */
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+const PREPARED_STATEMENTS = ["named", "unnamed"] as const;
 
 interface Setting<T> {
   schema: z.ZodType<T, string>;
@@ -104,6 +105,10 @@ const SETTINGS = {
   WORK_GRAPH_OIDC_ADMIN_GROUPS: groupList,
   WORK_GRAPH_OIDC_OPERATOR_GROUPS: groupList,
   WORK_GRAPH_TOKEN_LOGIN: { schema: z.enum(["on", "off"]), accepts: "on or off", fallback: "on" } as Setting<"on" | "off">,
+  WORK_GRAPH_DIRECT_DATABASE_URL: url(/^postgres(ql)?$/, "a postgres:// or postgresql:// URL"),
+  WORK_GRAPH_DB_PREPARED_STATEMENTS: { schema: z.enum(PREPARED_STATEMENTS), accepts: `one of ${PREPARED_STATEMENTS.join(", ")}` } as Setting<
+    (typeof PREPARED_STATEMENTS)[number]
+  >,
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -156,6 +161,17 @@ export function configurationProblems(): string[] {
 
 /** The PostgreSQL to use; unset: `npm start` starts the embedded one (and sets it for this process). */
 export const databaseUrl = () => read("DATABASE_URL");
+/**
+ * The direct connection (not through a transaction-mode pooler) for LISTEN and migrations;
+ * unset: DATABASE_URL.
+ */
+export const directDatabaseUrl = () => read("WORK_GRAPH_DIRECT_DATABASE_URL") ?? databaseUrl();
+/**
+ * `named` only where statements stay on their connection (a direct connection, or a pooler
+ * with protocol-level prepared statements); unset: `unnamed` (scripts/start.ts sets `named`
+ * for the embedded database).
+ */
+export const preparedStatements = () => read("WORK_GRAPH_DB_PREPARED_STATEMENTS") ?? "unnamed";
 /** Where the embedded PostgreSQL and the secret key file live, relative to the project root unless absolute. */
 export const dataDir = () => withDefault("WORK_GRAPH_DATA_DIR");
 export const port = () => withDefault("PORT");

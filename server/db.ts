@@ -1,18 +1,21 @@
 import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { databaseConnectTimeoutMs, databasePoolSize, databaseUrl, statementTimeoutMs } from "./config";
+import { databaseConnectTimeoutMs, databasePoolSize, databaseUrl, directDatabaseUrl, preparedStatements, statementTimeoutMs } from "./config";
 
 export type Db = PrismaClient;
 
 /**
- * Named prepared statements: each distinct SQL text is parsed and planned once per
- * connection instead of on every call. The claim and release statements are large CTEs whose
- * planning otherwise costs more than their execution. The driver keeps a named statement for
- * the connection's lifetime, so only the application's fixed texts get a name: a text with a
- * long parameter list (a VALUES list that grows with its input) runs unnamed, and once
- * MAX_NAMED_STATEMENTS texts are named every further new text runs unnamed too. That bounds
- * each connection's statement cache whatever the inputs.
+ * Named prepared statements (only with `namedStatements`: a direct connection, or a pooler that
+ * keeps protocol-level prepared statements): each distinct SQL text is parsed and planned once
+ * per connection instead of on every call. Through a transaction-mode pooler such as PgBouncer
+ * 1.18 they break (the next statement may land on another server connection), so by default
+ * every statement runs unnamed. The driver keeps a named statement for the connection's
+ * lifetime, so only the application's fixed texts get a name: a text with a long parameter
+ * list (a VALUES list that grows with its input) runs unnamed, and once MAX_NAMED_STATEMENTS
+ * texts are named every further new text runs unnamed too. That bounds each connection's
+ * statement cache whatever the inputs.
  */
 // The adapter's type says string, but it hands the name to pg, where none means unnamed.
 export const MAX_NAMED_STATEMENTS = 300;
@@ -29,26 +32,87 @@ export function statementName(query: { sql: string; args?: unknown[]; argTypes?:
   return name;
 }
 
-const connectionStrings = new WeakMap<Db, string>();
+/** What pg's Connection does for a cancel request (its types leave these out). */
+interface CancelConnection {
+  on(event: "error" | "connect", listener: () => void): void;
+  connect(portOrSocket: number | string, host?: string): void;
+  cancel(processID: number, secretKey: number): void;
+}
+
+type QueryCallback = (error: Error | null, result: unknown) => void;
 
 /**
- * `statementTimeoutMs` (0 or unset: none) bounds every statement on these connections (sent as a
- * startup parameter); databaseConnectTimeoutMs bounds the wait for a connection.
+ * A pg client whose statements are cancelled after `timeoutMs` with PostgreSQL's cancel request
+ * (SQLSTATE 57014, as statement_timeout gives), the way JDBC's query timeout works. Unlike the
+ * `statement_timeout` startup parameter or a session `SET`, this passes through a
+ * transaction-mode pooler: PgBouncer refuses the parameter, would leak the `SET` to other
+ * clients, and forwards a cancel request to the server connection running our statement.
  */
-export function createDb(connectionString: string, options: { poolSize?: number; statementTimeoutMs?: number } = {}): Db {
-  const timeout = options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {};
+function clientWithStatementTimeout(timeoutMs: number): typeof pg.Client {
+  return class TimedClient extends pg.Client {
+    // The adapter calls query({ text, values, … }), through pg's Pool with a callback; other forms pass through.
+    override query(...args: unknown[]): never {
+      const [config, second, third] = args;
+      const plain = typeof config === "object" && config !== null && typeof (config as { submit?: unknown }).submit !== "function";
+      if (!plain) return (super.query as (...a: unknown[]) => never)(...args);
+      const values = typeof second === "function" ? undefined : (second as unknown[] | undefined);
+      const callback = (typeof second === "function" ? second : third) as QueryCallback | undefined;
+      const submit = (done: QueryCallback) => {
+        const query = new pg.Query(config as pg.QueryConfig, values) as pg.Query & { callback: QueryCallback };
+        const timer = setTimeout(() => this.cancelRunningStatement(), timeoutMs);
+        query.callback = (error, result) => {
+          clearTimeout(timer);
+          done(error, result);
+        };
+        (super.query as (query: pg.Query) => void)(query);
+      };
+      if (callback) return submit(callback) as never;
+      return new Promise((resolve, reject) => submit((error, result) => (error ? reject(error) : resolve(result)))) as never;
+    }
+
+    private cancelRunningStatement(): void {
+      const self = this as unknown as { processID: number | null; secretKey: number | null; host: string; port: number };
+      if (self.processID === null || self.secretKey === null) return;
+      const connection = new pg.Connection() as unknown as CancelConnection;
+      connection.on("error", () => {});
+      connection.on("connect", () => connection.cancel(self.processID!, self.secretKey!));
+      if (self.host.startsWith("/")) connection.connect(`${self.host}/.s.PGSQL.${self.port}`);
+      else connection.connect(self.port, self.host);
+    }
+  };
+}
+
+const directConnectionStrings = new WeakMap<Db, string>();
+
+export interface DbOptions {
+  poolSize?: number;
+  /** Cancels any statement running longer (0 or unset: none); see clientWithStatementTimeout. */
+  statementTimeoutMs?: number;
+  /** Name fixed statements (see statementName); only for a connection that keeps them. */
+  namedStatements?: boolean;
+  /** Where LISTEN goes (server/realtime): a direct connection, not a transaction-mode pooler; default `connectionString`. */
+  directConnectionString?: string;
+}
+
+/**
+ * A client on `connectionString`, pooler-safe: no startup parameters (the statement timeout is
+ * enforced by cancel requests), no session state, unnamed statements unless asked.
+ * databaseConnectTimeoutMs bounds the wait for a connection.
+ */
+export function createDb(connectionString: string, options: DbOptions = {}): Db {
+  const timedClient = options.statementTimeoutMs ? { Client: clientWithStatementTimeout(options.statementTimeoutMs) } : {};
   const adapter = new PrismaPg(
-    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timeout },
-    { statementNameGenerator: statementName as (query: { sql: string }) => string },
+    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timedClient },
+    options.namedStatements ? { statementNameGenerator: statementName as (query: { sql: string }) => string } : {},
   );
   const db = new PrismaClient({ adapter });
-  connectionStrings.set(db, connectionString);
+  directConnectionStrings.set(db, options.directConnectionString ?? connectionString);
   return db;
 }
 
-/** The database `db` talks to (server/realtime opens its LISTEN connection there). */
-export function connectionStringOf(db: Db): string {
-  const url = connectionStrings.get(db);
+/** The direct connection of `db` (server/realtime opens its LISTEN connection there). */
+export function directConnectionStringOf(db: Db): string {
+  const url = directConnectionStrings.get(db);
   if (!url) throw new Error("this client was not made by createDb");
   return url;
 }
@@ -60,7 +124,12 @@ export function getDb(): Db {
   if (!globalForDb.workGraphDb) {
     const url = databaseUrl();
     if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm start`, which provides it");
-    globalForDb.workGraphDb = createDb(url, { poolSize: databasePoolSize(), statementTimeoutMs: statementTimeoutMs() });
+    globalForDb.workGraphDb = createDb(url, {
+      poolSize: databasePoolSize(),
+      statementTimeoutMs: statementTimeoutMs(),
+      namedStatements: preparedStatements() === "named",
+      directConnectionString: directDatabaseUrl(),
+    });
   }
   return globalForDb.workGraphDb;
 }

@@ -1,4 +1,4 @@
-import { connectionStringOf, type Db } from "../db";
+import { directConnectionStringOf, type Db } from "../db";
 import type { Routing } from "../domain/routing";
 import { logger } from "../log";
 import { AttentionWaiters } from "./attention-waiters";
@@ -123,7 +123,7 @@ export function announceLocally(db: Db, types: string[]): void {
 export function wakeups(db: Db): Wakeups {
   let hub = hubs.get(db);
   if (!hub) {
-    hub = new Wakeups(db, connectionStringOf(db));
+    hub = new Wakeups(db, directConnectionStringOf(db));
     hubs.set(db, hub);
   }
   return hub;

@@ -61,7 +61,7 @@ describe("idempotency receipts", () => {
 
 describe("prepared statements", () => {
   it("10,000 calls with distinct SQL texts keep each connection's statement cache bounded", async ({ database }) => {
-    const db = createDb(database.url, { poolSize: 1 });
+    const db = createDb(database.url, { poolSize: 1, namedStatements: true });
     try {
       for (let i = 0; i < 10_000; i++) {
         // A distinct text per call, half of them a VALUES list that grows with its input.
