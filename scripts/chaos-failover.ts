@@ -75,7 +75,6 @@ async function startPrimary(root: string): Promise<Cluster> {
       `wal_level = replica`,
       `max_wal_senders = 4`,
       `synchronous_commit = on`,
-      `synchronous_standby_names = '${synchronous ? STANDBY_NAME : ""}'`,
       "",
     ].join("\n"),
   );
@@ -97,6 +96,9 @@ async function startStandby(root: string, primary: Cluster): Promise<Cluster> {
   );
   await asPostgres(bin("pg_ctl"), ["-D", dir, "-l", path.join(root, "standby.log"), "-w", "start"]);
   clustersStarted.push({ dir, port, url: databaseUrlOf(port) });
+  // Named only now that it exists: until then every commit would wait for it.
+  if (synchronous) await query(primary.url, `ALTER SYSTEM SET synchronous_standby_names = '${STANDBY_NAME}'`);
+  await query(primary.url, `SELECT pg_reload_conf()`);
   const expected = synchronous ? "sync" : "async";
   await until(`the standby streaming (${expected})`, async () => {
     const rows = await query<{ state: string; sync_state: string }>(
