@@ -482,8 +482,17 @@ async function main() {
   process.exit(failed.length === 0 ? 0 : 1);
 }
 
+function stopClusters() {
+  for (const cluster of clustersStarted) if (existsSync(path.join(cluster.dir, "postmaster.pid"))) killCluster(cluster);
+}
+// A bounded run (CI's `timeout`) or ^C: the app instances follow their parent, the clusters do not.
+for (const signal of ["SIGTERM", "SIGINT"] as const)
+  process.on(signal, () => {
+    stopClusters();
+    process.exit(1);
+  });
 main().catch((error) => {
   console.error("[failover] FAILED:", error);
-  for (const cluster of clustersStarted) if (existsSync(path.join(cluster.dir, "postmaster.pid"))) killCluster(cluster);
+  stopClusters();
   process.exit(1);
 });
