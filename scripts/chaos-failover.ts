@@ -167,6 +167,8 @@ function childrenOf(pid: number): number[] {
 /** The machine dies: the postmaster and every backend at once, nothing flushed or answered after. */
 function killCluster(cluster: Cluster) {
   const postmaster = postmasterPidOf(cluster);
+  // postmaster.pid outlives a kill: the number may name another process by now.
+  if (!readFileSync(`/proc/${postmaster}/cmdline`, { encoding: "utf8", flag: "r" }).includes(cluster.dir)) return;
   for (const pid of [postmaster, ...childrenOf(postmaster)]) {
     try {
       process.kill(pid, "SIGKILL");
@@ -483,7 +485,13 @@ async function main() {
 }
 
 function stopClusters() {
-  for (const cluster of clustersStarted) if (existsSync(path.join(cluster.dir, "postmaster.pid"))) killCluster(cluster);
+  for (const cluster of clustersStarted) {
+    try {
+      killCluster(cluster);
+    } catch {
+      // no postmaster.pid, or no such process: nothing left to stop
+    }
+  }
 }
 // A bounded run (CI's `timeout`) or ^C: the app instances follow their parent, the clusters do not.
 for (const signal of ["SIGTERM", "SIGINT"] as const)
