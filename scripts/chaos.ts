@@ -12,6 +12,9 @@
  * loaded machine stretches them instead of skipping work; leases are 2 s and simulated work
  * 0.1–0.5 s; the drain and the final settling poll the database instead of sleeping.
  * It prints how long each phase took.
+ *
+ * `--failover [--async]`: a primary and a standby PostgreSQL instead, the primary killed and the
+ * standby promoted under this load (scripts/chaos-failover.ts).
  */
 import { randomBytes } from "node:crypto";
 import os from "node:os";
@@ -373,8 +376,11 @@ async function main() {
 }
 
 const started: RunningServer[] = [];
-main().catch(async (error) => {
-  console.error("[chaos] FAILED:", error);
-  await Promise.all(started.map((server) => stopServer(server)));
-  process.exit(1);
-});
+// `--failover`: the database's failover under the same load (scripts/chaos-failover.ts).
+if (process.argv.includes("--failover")) void import("./chaos-failover");
+else
+  main().catch(async (error) => {
+    console.error("[chaos] FAILED:", error);
+    await Promise.all(started.map((server) => stopServer(server)));
+    process.exit(1);
+  });
