@@ -44,9 +44,14 @@ export const refused = (reason: Reason, ref: string, message: string, detail: Re
 /** Refs unique, one time gate, parents and blockers named as refs or ids, hierarchy a forest, no self-edges. */
 export function shapeImport(items: ImportItem[]): ImportShape {
   const indexOf = new Map<string, number>();
+  const givenIds = new Map<string, string>();
   items.forEach((item, index) => {
     if (indexOf.has(item.ref)) throw refused("VALIDATION", item.ref, "the ref is given twice");
     indexOf.set(item.ref, index);
+    if (item.id === undefined) return;
+    const twin = givenIds.get(item.id);
+    if (twin !== undefined) throw refused("DUPLICATE", item.ref, `id ${item.id} is also given to ${JSON.stringify(twin)}`, { id: item.id });
+    givenIds.set(item.id, item.ref);
   });
   const target = (name: string): Target => (indexOf.has(name) ? { ref: name } : { id: name });
   const namedIds = new Set<string>();
