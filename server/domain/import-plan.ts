@@ -301,8 +301,9 @@ export function firstOnCycle(plan: ImportPlan, reaches: { from: WaitState; to: W
   const consider = (component: string[]) => {
     const cyclic = component.length > 1 || successors(component[0]!).some((next) => stateKey(next) === component[0]);
     if (!cyclic) return;
+    // The item that would wait for itself: on the cycle in full (an ancestor's "up" state only passes its blockers on).
     for (const key of component) {
-      const row = byId.get(key.slice(1));
+      const row = key.startsWith("=") ? byId.get(key.slice(1)) : undefined;
       if (row && (!first || row.index < first.index)) first = row;
     }
   };
