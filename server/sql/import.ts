@@ -14,13 +14,6 @@ export function selectByExternalIds(tx: Tx, externalIds: string[]): Promise<{ id
     WHERE external_id = ANY(${externalIds}::text[])`;
 }
 
-/** Which of these ids are taken. */
-export async function selectTakenIds(tx: Tx, ids: string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM work_items WHERE id = ANY(${ids}::text[])`;
-  return rows.map((row) => row.id);
-}
-
 /** Inserts the planned items with their readiness counters; returns the ids that went in (a taken id or external id inserts nothing). */
 export async function insertPlannedItems(tx: Tx, rows: NewRow[]): Promise<string[]> {
   const openChildren = new Map<string, number>();
