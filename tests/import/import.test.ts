@@ -193,11 +193,13 @@ describe("workItems.import", () => {
     expect(made.created[0]!.projectId).toBe("imp-mine");
   });
 
-  it("agents may not import; the batch is bounded", async ({ people }) => {
+  it("agents import small plans only (up to 100 items, for MCP create); the batch is bounded", async ({ people }) => {
     const agent = await people.agent("imp-agent");
-    expect(await refusal(agent.workItems.import({ items: [{ ref: "a", title: "A" }] }))).toMatchObject({ reason: "FORBIDDEN" });
-    const tooMany = Array.from({ length: 1001 }, (_, n) => ({ ref: `n${n}`, title: "N" }));
-    await expect(people.operator.workItems.import({ items: tooMany })).rejects.toMatchObject({ code: "BAD_REQUEST" });
+    const small = await agent.workItems.import({ items: [{ ref: "a", title: "A" }, { ref: "b", title: "B", dependsOn: ["a"] }] });
+    expect(small.created.map((item) => item.stage)).toEqual(["ready", "blocked"]);
+    const plan = (count: number) => Array.from({ length: count }, (_, n) => ({ ref: `n${n}`, title: "N" }));
+    expect(await refusal(agent.workItems.import({ items: plan(101) }))).toMatchObject({ reason: "FORBIDDEN", detail: { limit: 100 } });
+    await expect(people.operator.workItems.import({ items: plan(1001) })).rejects.toMatchObject({ code: "BAD_REQUEST" });
     await expect(people.operator.workItems.import({ items: [] })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
 });
