@@ -27,6 +27,7 @@ import { listWorkItems, queue } from "../server/queries/work-items";
 import { startTestServer } from "../tests/support/app";
 import { CONTENDERS, runContender } from "./contenders";
 import { renderWaiters, waiterBenchmark, type WaiterResult } from "./waiters";
+import { importBenchmark, renderImport, type ImportResult } from "./import";
 import { webhookLatency, type WebhookLatencyResult } from "./webhooks";
 import { observability, renderObservability, type ObservabilityResult } from "./observability";
 import {
@@ -49,13 +50,13 @@ const config = {
   // Webhook delivery latency (bench/webhooks.ts): events committed at this rate for this long.
   webhookRate: 100,
   webhookSeconds: smoke ? 1 : 20,
-  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,routing,statements,fanout,waiters,webhooks,observability --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
+  // Partial runs while profiling: --only=service,http,server,cluster,floor,contenders,scale,routing,statements,fanout,waiters,webhooks,observability,import --workers=16 --scales=1000,100000 --runs=1 --cascade=20000
   ...(numbers(flag("workers")) ? { workers: numbers(flag("workers"))! } : {}),
   ...(numbers(flag("scales")) ? { scales: numbers(flag("scales"))! } : {}),
   ...(numbers(flag("runs")) ? { runs: numbers(flag("runs"))![0]! } : {}),
   ...(numbers(flag("cascade")) ? { cascade: numbers(flag("cascade"))![0]! } : {}),
 };
-const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "routing", "statements", "fanout", "waiters", "webhooks", "observability"]);
+const parts = new Set(flag("only")?.split(",") ?? ["service", "http", "server", "cluster", "floor", "contenders", "scale", "routing", "statements", "fanout", "waiters", "webhooks", "observability", "import"]);
 
 const OURS = ["Work Graph, service layer", "Work Graph, tRPC over HTTP", "Work Graph, npm start server", "Work Graph, 2 npm start servers", "raw-SQL floor"] as const;
 type Row = (typeof OURS)[number] | (typeof CONTENDERS)[number];
@@ -663,6 +664,12 @@ async function main() {
       log(`scrape p50 ${observed.scrapeUncachedP50.toFixed(2)} ms; activity p50 ${Object.entries(observed.activity).map(([range, v]) => `${range} ${v.p50.toFixed(1)} ms`).join(", ")}`);
     }
 
+    let imported: ImportResult | null = null;
+    if (parts.has("import")) {
+      imported = await importBenchmark(await createDatabase(server.adminUrl, "bench_import", template), smoke ? { items: 100, dependencies: 150, runs: 1 } : { items: 1_000, dependencies: 1_500, runs: 5 });
+      await dropDatabase(server.adminUrl, "bench_import");
+    }
+
     const report = {
       facts: { ...facts, loadAverageAtEnd: os.loadavg().map((l) => Math.round(l * 100) / 100), durationSeconds: Math.round((performance.now() - startedAt) / 1000) },
       config,
@@ -675,6 +682,7 @@ async function main() {
       waiters,
       webhooks,
       observability: observed,
+      import: imported,
       targets: targets(throughput, scales, fan, cascaded),
     };
     const markdown = renderMarkdown(report);
@@ -774,6 +782,7 @@ function renderMarkdown(report: {
   waiters: WaiterResult | null;
   webhooks: WebhookLatencyResult | null;
   observability: ObservabilityResult | null;
+  import: ImportResult | null;
   targets: Target[];
 }): string {
   const f = report.facts;
@@ -860,6 +869,7 @@ function renderMarkdown(report: {
       : "Not run.",
     "",
     ...renderObservability(report.observability),
+    ...renderImport(report.import),
     "",
     "### Named and unnamed prepared statements (pooler safety, issue 26)",
     "",

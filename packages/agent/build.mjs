@@ -43,13 +43,14 @@ await build({
 // The CLI carries its own copy of the tRPC client (tree-shaken): loading the packages' many
 // modules cost more start-up time than the rest of the CLI. commander (its argument parser: one
 // module, no dependencies) stays an import of the package's own dependency. The MCP server stays
-// a separate chunk, loaded only by `work-graph mcp`.
+// a separate chunk, loaded only by `work-graph mcp`; so do the plan parsers, loaded only by `work-graph import`.
+const CLI_CHUNKS = { server: "cli-mcp.js", parse: "cli-plans.js" };
 await build({
   input: { cli: path.join(here, "src/cli/main.ts") },
   platform: "node",
   external: (id) => external(id) && !id.startsWith("@trpc/"),
   logLevel: "warn",
-  output: { dir: staging, format: "esm", entryFileNames: "[name].js", chunkFileNames: (chunk) => (chunk.name === "server" ? "cli-mcp.js" : "cli-shared.js") },
+  output: { dir: staging, format: "esm", entryFileNames: "[name].js", chunkFileNames: (chunk) => CLI_CHUNKS[chunk.name] ?? "cli-shared.js" },
 });
 if (!jsOnly) await build({
   input: { index: path.join(here, "src/sdk/index.ts") },

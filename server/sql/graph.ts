@@ -1,3 +1,4 @@
+import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
 
 /*
@@ -27,11 +28,17 @@ export interface AncestorChainHead {
  * child of `id` inherits (id's own plus its ancestors'), or null when `id` does not exist.
  */
 export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] = []): Promise<AncestorChainHead | null> {
-  const [row] = await tx.$queryRaw<AncestorChainHead[]>`
-    WITH RECURSIVE chain(id, depth) AS (
-      SELECT ${id}::text, 0
-      UNION ALL
-      SELECT w.parent_id, c.depth + 1 FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
+  const rows = await lockAncestorChains(tx, [id], alsoLock);
+  return rows.find((row) => row.id === id) ?? null;
+}
+
+/** lockAncestorChain for several items at once: a row for each of `ids` and `alsoLock` that exists. */
+export async function lockAncestorChains(tx: Tx, ids: string[], alsoLock: string[] = []): Promise<(AncestorChainHead & { id: string })[]> {
+  return tx.$queryRaw<(AncestorChainHead & { id: string })[]>`
+    WITH RECURSIVE chain(id) AS (
+      SELECT unnest(${ids}::text[])
+      UNION
+      SELECT w.parent_id FROM chain c JOIN work_items w ON w.id = c.id WHERE w.parent_id IS NOT NULL
     ), locked AS (
       SELECT w.id, w.status, w.priority, w.open_dependency_count, w.ancestor_dependency_count,
              w.project_id, w.requires, w.concurrency_key
@@ -40,10 +47,9 @@ export async function lockAncestorChain(tx: Tx, id: string, alsoLock: string[] =
        ORDER BY w.id
          FOR SHARE OF w
     )
-    SELECT (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority,
+    SELECT id, (open_dependency_count + ancestor_dependency_count)::int AS inherited, status, priority,
            project_id AS "projectId", requires, concurrency_key AS "concurrencyKey"
-      FROM locked WHERE id = ${id}`;
-  return row ?? null;
+      FROM locked WHERE id = ANY(${ids}::text[]) OR id = ANY(${alsoLock}::text[])`;
 }
 
 /**
@@ -77,6 +83,15 @@ export async function shiftDescendantsInheritedDependencies(tx: Tx, rootId: stri
 }
 
 
+/** One step of the waits-for walk from state `r` (id, up), as a lateral subquery of (id, up). */
+const WAITS_FOR_STEP = Prisma.sql`(
+  SELECT c.id, false AS up FROM work_items c WHERE NOT r.up AND c.parent_id = r.id
+  UNION ALL
+  SELECT d.depends_on_id, false FROM dependencies d WHERE d.work_item_id = r.id
+  UNION ALL
+  SELECT w.parent_id, true FROM work_items w WHERE w.id = r.id AND w.parent_id IS NOT NULL
+)`;
+
 /**
  * The waits-for graph must stay acyclic (API.md DEPENDENCY_CYCLE). A parent waits for its
  * children; a dependent and all its descendants wait for the blocker. We walk it as a graph of
@@ -95,19 +110,37 @@ export async function waitsForReaches(
     WITH RECURSIVE reach(id, up) AS (
       SELECT * FROM unnest(${starts.map((s) => s.id)}::text[], ${starts.map((s) => s.up)}::boolean[])
       UNION
-      SELECT step.id, step.up FROM reach r CROSS JOIN LATERAL (
-        SELECT c.id, false AS up FROM work_items c WHERE NOT r.up AND c.parent_id = r.id
-        UNION ALL
-        SELECT d.depends_on_id, false FROM dependencies d WHERE d.work_item_id = r.id
-        UNION ALL
-        SELECT w.parent_id, true FROM work_items w WHERE w.id = r.id AND w.parent_id IS NOT NULL
-      ) step
+      SELECT step.id, step.up FROM reach r CROSS JOIN LATERAL ${WAITS_FOR_STEP} step
     )
     SELECT EXISTS (
       SELECT 1 FROM reach JOIN unnest(${targets.map((t) => t.id)}::text[], ${targets.map((t) => t.up)}::boolean[]) AS t(id, up)
         ON t.id = reach.id AND t.up = reach.up
     ) AS found`;
   return row?.found ?? false;
+}
+
+/**
+ * Which of `targets` each of `starts` reaches over the waits-for graph (waitsForReaches' walk,
+ * one per start), in one statement: how an import learns how the existing graph connects the
+ * states its new items lead out to with the ones that lead back in.
+ */
+export async function waitsForPairs(
+  tx: Tx,
+  starts: { id: string; up: boolean }[],
+  targets: { id: string; up: boolean }[],
+): Promise<{ from: { id: string; up: boolean }; to: { id: string; up: boolean } }[]> {
+  if (starts.length === 0 || targets.length === 0) return [];
+  const rows = await tx.$queryRaw<{ fromId: string; fromUp: boolean; toId: string; toUp: boolean }[]>`
+    WITH RECURSIVE reach(origin_id, origin_up, id, up) AS (
+      SELECT s.id, s.up, s.id, s.up FROM unnest(${starts.map((s) => s.id)}::text[], ${starts.map((s) => s.up)}::boolean[]) AS s(id, up)
+      UNION
+      SELECT r.origin_id, r.origin_up, step.id, step.up FROM reach r CROSS JOIN LATERAL ${WAITS_FOR_STEP} step
+    )
+    SELECT DISTINCT reach.origin_id AS "fromId", reach.origin_up AS "fromUp", t.id AS "toId", t.up AS "toUp"
+      FROM reach JOIN unnest(${targets.map((t) => t.id)}::text[], ${targets.map((t) => t.up)}::boolean[]) AS t(id, up)
+        ON t.id = reach.id AND t.up = reach.up
+     WHERE (reach.origin_id, reach.origin_up) <> (t.id, t.up)`;
+  return rows.map((row) => ({ from: { id: row.fromId, up: row.fromUp }, to: { id: row.toId, up: row.toUp } }));
 }
 
 /** Whether `ancestorId` is `id` or one of its ancestors (a move under it would loop the hierarchy). */

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ATTENTION_KINDS, CAPABILITY_PATTERN, PROJECT_ID_PATTERN, STAGES } from "../domain/contract";
 import { WORK_ITEM_ID } from "../domain/ids";
+import { WorkGraphError } from "../errors";
 
 // PostgreSQL text cannot hold NUL, and an unpaired UTF-16 surrogate is not Unicode text.
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -60,6 +61,38 @@ export const childSpec = z.object({
   notBefore: isoTime.optional(),
   delaySeconds: delaySeconds.optional(),
 });
+
+/** One item of workItems.import (docs/api.md "Import"): `parent` and `dependsOn` name refs of the import or existing ids. */
+export const importItem = z.object({
+  ref: safeString().min(1).max(100),
+  id: newWorkItemId.optional(),
+  title,
+  description,
+  parent: workItemRef.optional(),
+  dependsOn: z.array(workItemRef).max(100).optional(),
+  priority: priority.optional(),
+  requires: capabilities.optional(),
+  concurrencyKey: concurrencyKey.nullish(),
+  notBefore: isoTime.optional(),
+  delaySeconds: delaySeconds.optional(),
+  externalId: externalId.optional(),
+});
+
+/**
+ * An import's items, each checked on its own so that a bad one is named (docs/api.md "Import":
+ * VALIDATION with `detail.ref`, or `detail.index` when the item has no usable ref).
+ */
+export function parseImportItems(items: unknown[]): z.infer<typeof importItem>[] {
+  return items.map((raw, index) => {
+    const parsed = importItem.safeParse(raw);
+    if (parsed.success) return parsed.data;
+    const ref = (raw as { ref?: unknown } | null)?.ref;
+    const issue = parsed.error.issues[0]!;
+    throw new WorkGraphError("VALIDATION", `items[${index}].${issue.path.join(".")}: ${issue.message}`, {
+      ref: typeof ref === "string" ? ref : null, index, issues: parsed.error.issues,
+    });
+  });
+}
 
 /** API.md calls the optional idempotency key `idempotencyKey`; `key` is accepted as a short alias. */
 export const withKey = <T extends { idempotencyKey?: string; key?: string }>({ key, ...input }: T) => ({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { cancelWorkItem } from "../../operations/cancel-item";
 import { createWorkItem } from "../../operations/create";
+import { importWorkItems } from "../../operations/import";
 import { addDependency, removeDependency } from "../../operations/dependencies";
 import { moveWorkItem } from "../../operations/move";
 import { setPriority } from "../../operations/priority";
@@ -8,6 +9,7 @@ import { updateWorkItem } from "../../operations/update-item";
 import { getWorkItem, listWorkItems, queue } from "../../queries/work-items";
 import { authedProcedure, rolesProcedure, router } from "../init";
 import { capabilities, concurrencyKey, delaySeconds, externalId, isoTime, projectId } from "../schemas";
+import { parseImportItems } from "../schemas";
 import { withKey, description, idempotencyKey, limit, newWorkItemId, priority, stage, text, title, workerId, workItemRef, safeString } from "../schemas";
 
 export const workItemsRouter = router({
@@ -29,6 +31,16 @@ export const workItemsRouter = router({
       externalId: externalId.optional(),
     }))
     .mutation(({ ctx, input }) => createWorkItem(ctx.db, ctx.caller, withKey(input))),
+
+  import: rolesProcedure("operator", "agent")
+    .input(z.object({
+      projectId: projectId.optional(),
+      items: z.array(z.unknown()).min(1).max(1000),
+      dryRun: z.boolean().default(false),
+      idempotencyKey: idempotencyKey.optional(),
+      key: idempotencyKey.optional(),
+    }))
+    .mutation(({ ctx, input }) => importWorkItems(ctx.db, ctx.caller, { ...withKey(input), items: parseImportItems(input.items) })),
 
   get: authedProcedure.input(z.object({ id: workItemRef })).query(({ ctx, input }) => getWorkItem(ctx.db, ctx.caller, input.id)),
 

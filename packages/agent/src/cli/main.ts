@@ -10,6 +10,7 @@ import { Command, CommanderError } from "commander";
 import { toWorkGraphError, WorkGraphError } from "../sdk/errors";
 import { agentCommands } from "./commands/agent";
 import { attentionCommands } from "./commands/attention";
+import { importCommands } from "./commands/import";
 import { itemCommands } from "./commands/items";
 import { leaseCommands } from "./commands/leases";
 import { policyCommands } from "./commands/policy";
@@ -31,6 +32,7 @@ function createProgram(sink: Sink): Command {
   leaseCommands(program, sink);
   attentionCommands(program, sink);
   itemCommands(program, sink);
+  importCommands(program, sink);
   policyCommands(program, sink);
   tokenCommands(program, sink);
   workerCommands(program, sink);

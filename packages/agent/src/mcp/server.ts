@@ -7,7 +7,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
-import { toWorkGraphError, type ErrorReason } from "../sdk/errors";
+import { toWorkGraphError, WorkGraphError, type ErrorReason } from "../sdk/errors";
 import { SessionLeases } from "../sdk/lease-holder";
 import { retryUnanswered } from "../sdk/retry";
 import { SERVER_WAIT_LIMIT_SECONDS, waitInSteps } from "../waiting";
@@ -391,11 +391,25 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     }
   });
 
+  const planItem = z.object({
+    ref: z.string().min(1).max(100).describe("a name for the item within this list, for parent and dependsOn"),
+    title: z.string().min(1).max(500),
+    description: z.string().max(100_000).optional(),
+    parent: z.string().min(1).max(200).optional().describe("the ref of its parent in this list, or an existing item's id"),
+    dependsOn: z.array(z.string().min(1).max(200)).max(100).optional().describe("refs in this list or existing ids it waits for"),
+    priority: z.number().int().optional(),
+    requires: z.array(capability).max(16).optional(),
+    concurrencyKey: capability.optional(),
+    notBefore: z.string().max(100).optional(),
+    delaySeconds: z.number().int().min(0).max(31_536_000).optional(),
+    externalId: z.string().min(1).max(200).optional().describe("its id elsewhere: an item with it already is not created again"),
+  });
   server.registerTool("create", {
-    title: "Create a work item",
-    description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies, or its notBefore time). Returns the new item's id and stage.",
+    title: "Create a work item, or a small plan",
+    description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies, or its notBefore time). Returns the new item's id and stage. "
+      + "Or pass `items` (up to 100) instead of `title` to create a small plan at once, all or nothing: each item has a `ref`, and `parent`/`dependsOn` name other refs of the list or existing ids.",
     inputSchema: {
-      title: z.string().min(1).max(500),
+      title: z.string().min(1).max(500).optional().describe("the item's title (or give items)"),
       description: z.string().max(100_000).optional(),
       parentId: itemId.optional().describe("make it a child of this item (it is then in the parent's project)"),
       dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids it waits for"),
@@ -405,11 +419,20 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
       concurrencyKey: capability.optional().describe("a key whose limit caps how many such items are worked on at once"),
       notBefore: z.string().max(100).optional().describe("not claimable before this time (ISO-8601 with offset)"),
       delaySeconds: z.number().int().min(0).max(31_536_000).optional().describe("not claimable for this many seconds"),
+      items: z.array(planItem).min(1).max(100).optional().describe("a small plan instead of one item (then give no title)"),
     },
-  }, async ({ title, description, parentId, dependsOn, priority, projectId, requires, concurrencyKey, notBefore, delaySeconds }) => {
+  }, async ({ title, description, parentId, dependsOn, priority, projectId, requires, concurrencyKey, notBefore, delaySeconds, items }) => {
     try {
+      if ((title === undefined) === (items === undefined)) return failure(new WorkGraphError("VALIDATION", "give either title (one item) or items (a plan)"));
+      if (items) {
+        const input = { projectId: projectId ?? sessionProject, items, idempotencyKey: globalThis.crypto.randomUUID() };
+        const result = await retryUnanswered(() => client.workItems.import.mutate(input));
+        const lines = result.created.map((item) => `${item.id} (${item.stage}) ${item.title}`);
+        const existing = result.existing.map((entry) => `${entry.id} (existed already: ${entry.ref})`);
+        return ok([`Created ${result.created.length} item(s).`, ...lines, ...existing].join("\n"), result);
+      }
       const input = {
-        title, description, parentId, dependsOn, priority, requires, concurrencyKey, notBefore, delaySeconds,
+        title: title!, description, parentId, dependsOn, priority, requires, concurrencyKey, notBefore, delaySeconds,
         projectId: projectId ?? (parentId ? undefined : sessionProject),
         idempotencyKey: globalThis.crypto.randomUUID(),
       };
