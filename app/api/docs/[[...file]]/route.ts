@@ -1,4 +1,0 @@
-import { handleApiDocsRequest } from "@/server/http/api-docs";
-import { toFetchResponse } from "@/server/trpc/http";
-
-export const GET = (request: Request) => toFetchResponse(handleApiDocsRequest("GET", new URL(request.url).pathname));
