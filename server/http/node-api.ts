@@ -12,7 +12,7 @@ import { handleMetricsRequest } from "./metrics";
  * the API's own work (BENCHMARKS.md). The routes call the same functions as the route handlers
  * in app/api/ (which stay for `next dev`). `/api/session` (the dashboard login) stays with Next.
  */
-const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json$|docs(\/|$))/;
+const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$))/;
 
 /** Whether `handleNodeApi` answers this request; everything else goes to Next. */
 export const servesApi = (url: string | undefined): boolean => API_PATH.test(url ?? "");
