@@ -72,9 +72,10 @@ def test_fencing_a_takeover_after_expiry_makes_the_old_clients_writes_fail_and_c
 ) -> None:
     old, new = agent("old"), agent("new")
     item_id = create_item("Fenced")
-    stale = old.claim(duration_seconds=1)
+    stale = old.claim(duration_seconds=60)
     assert stale is not None
     old.note(stale["lease"], "before expiry")
+    old.renew(stale["lease"], 1)  # now it expires a second from now (database clock)
 
     # The new worker's claim waits on the server until the old lease expires (database clock).
     takeover = new.claim(wait_seconds=30)

@@ -28,10 +28,10 @@ def test_the_renewal_thread_keeps_the_lease_past_its_duration(agent: Callable[[s
     item_id = create_item("Takes longer than one lease")
 
     def handler(job: Job) -> Release:
-        assert not job.lost.wait(4)
-        return Release("outlived three lease durations")
+        assert not job.lost.wait(8)
+        return Release("outlived the lease's duration")
 
-    summary = run_worker(agent("long"), handler, duration_seconds=2, renew_every=0.5, wait_seconds=1, max_items=1)
+    summary = run_worker(agent("long"), handler, duration_seconds=5, renew_every=0.5, wait_seconds=1, max_items=1)
     assert (summary.released, summary.lost) == (1, 0)
     assert operator.query("workItems.get", {"id": item_id})["stage"] == "released"
 
@@ -56,7 +56,7 @@ def test_a_lost_lease_signals_the_handler_and_its_result_is_not_written(
 
     revoker = threading.Thread(target=revoke)
     revoker.start()
-    summary = run_worker(agent("revoked"), handler, duration_seconds=3, renew_every=0.3, wait_seconds=1, max_items=1)
+    summary = run_worker(agent("revoked"), handler, duration_seconds=20, renew_every=0.3, wait_seconds=1, max_items=1)
     revoker.join()
 
     assert (summary.claimed, summary.released, summary.lost) == (1, 0, 1)
