@@ -90,7 +90,15 @@ function describeIssues(issues: { path?: PropertyKey[]; message?: string }[]): s
     .join("; ");
 }
 
-const t = initTRPC.context<Context>().create({
+/**
+ * Who may call a procedure, as meta on it (the OpenAPI document reads it): nobody needs a token
+ * ("public"), any token ("authenticated"), or one of these roles (admin may always).
+ */
+export interface ProcedureMeta {
+  access: "public" | "authenticated" | Role[];
+}
+
+const t = initTRPC.context<Context>().meta<ProcedureMeta>().create({
   // Stack traces stay in the server log, not in responses.
   isDev: process.env.NODE_ENV === "development",
   // events.stream: a ping every 10 s keeps proxies from closing an idle stream; a client that hears nothing for 30 s reconnects (with Last-Event-ID).
@@ -151,9 +159,9 @@ const mapDomainErrors = t.middleware(async ({ next }) => {
   return result;
 });
 
-export const publicProcedure = t.procedure.use(mapDomainErrors);
+export const publicProcedure = t.procedure.meta({ access: "public" }).use(mapDomainErrors);
 
-export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
+export const authedProcedure = publicProcedure.meta({ access: "authenticated" }).use(({ ctx, next }) => {
   if (!ctx.caller) {
     const refusal = new WorkGraphError("UNAUTHENTICATED", "missing, unknown or revoked token: send Authorization: Bearer <token>");
     throw new TRPCError({ code: "UNAUTHORIZED", message: refusal.message, cause: refusal });
@@ -163,7 +171,7 @@ export const authedProcedure = publicProcedure.use(({ ctx, next }) => {
 
 /** Procedures open to the given roles; admin may do everything. */
 export function rolesProcedure(...roles: Role[]) {
-  return authedProcedure.use(({ ctx, next }) => {
+  return authedProcedure.meta({ access: [...roles, "admin"] }).use(({ ctx, next }) => {
     if (ctx.caller.role !== "admin" && !roles.includes(ctx.caller.role)) {
       const refusal = new WorkGraphError("FORBIDDEN", `a ${ctx.caller.role} token may not do this (allowed: ${[...roles, "admin"].join(", ")})`);
       throw new TRPCError({ code: "FORBIDDEN", message: refusal.message, cause: refusal });

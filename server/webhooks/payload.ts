@@ -6,14 +6,27 @@ export type WebhookFormat = "json" | "slack";
 
 export const TEST_EVENT_TYPE = "webhook.test";
 
+/** `whsec_` + standard base64 of 32 random bytes: the Standard Webhooks secret format. */
 export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString("base64url")}`;
+  return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 /** `x-work-graph-signature`: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">. */
 export function signatureHeader(secret: string, unixSeconds: number, rawBody: string): string {
   const mac = createHmac("sha256", secret).update(`${unixSeconds}.${rawBody}`).digest("hex");
   return `t=${unixSeconds},v1=${mac}`;
+}
+
+/**
+ * The Standard Webhooks headers (standardwebhooks.com): `webhook-signature` is
+ * `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<raw body>">` keyed with the bytes of the
+ * secret's base64 part. Node's base64 decoder also reads the base64url secrets made before
+ * v3, so their signatures stay consistent (though strict verifiers refuse that alphabet).
+ */
+export function standardWebhookHeaders(secret: string, deliveryId: string, unixSeconds: number, rawBody: string) {
+  const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
+  const mac = createHmac("sha256", key).update(`${deliveryId}.${unixSeconds}.${rawBody}`).digest("base64");
+  return { "webhook-id": deliveryId, "webhook-timestamp": String(unixSeconds), "webhook-signature": `v1,${mac}` };
 }
 
 export interface ItemSummary {

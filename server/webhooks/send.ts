@@ -1,6 +1,6 @@
 import type { AttemptResult } from "../sql/webhooks";
 import type { ClaimedDelivery } from "./claim";
-import { renderBody, signatureHeader } from "./payload";
+import { renderBody, signatureHeader, standardWebhookHeaders } from "./payload";
 import { decryptSecret } from "./secret-box";
 
 /** How long the receiver's answer may take, headers and body together (API.md: 10 s). */
@@ -43,6 +43,7 @@ export async function attemptDelivery(delivery: ClaimedDelivery, options: { publ
           "x-work-graph-event": delivery.event.type,
           "x-work-graph-delivery": delivery.id,
           "x-work-graph-signature": signatureHeader(secret, delivery.unixSeconds, body),
+          ...standardWebhookHeaders(secret, delivery.id, delivery.unixSeconds, body),
         },
         body,
       });

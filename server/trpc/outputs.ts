@@ -1,0 +1,286 @@
+import type { inferRouterOutputs } from "@trpc/server";
+import { z } from "zod";
+import { ATTENTION_KINDS, LEASE_OUTCOMES, ROLES, STAGES } from "../domain/contract";
+import type { AppRouter } from "./root";
+
+/**
+ * What every procedure answers, as zod schemas: the OpenAPI document (server/http/openapi.ts)
+ * publishes them as response schemas. The routers return plain TypeScript values, so these
+ * are checked against the routers' output types at compile time (`Matches` below, both
+ * ways); a new procedure needs its line in `outputs` or the build fails.
+ */
+
+const time = z.iso.datetime();
+const stage = z.enum(STAGES);
+const outcome = z.enum(LEASE_OUTCOMES);
+
+const lease = z.object({
+  id: z.string(),
+  workItemId: z.string(),
+  workerId: z.string(),
+  epoch: z.number().int(),
+  acquiredAt: time,
+  expiresAt: time,
+  renewedAt: time.nullable(),
+  endedAt: time.nullable(),
+  outcome: outcome.nullable(),
+});
+
+const workItem = z.object({
+  id: z.string(),
+  title: z.string(),
+  description: z.string().nullable(),
+  parentId: z.string().nullable(),
+  status: z.enum(["open", "released", "cancelled"]),
+  stage,
+  priority: z.number().int(),
+  dependsOn: z.array(z.string()),
+  openChildCount: z.number().int(),
+  currentLease: lease.nullable(),
+  previousWorkerId: z.string().nullable(),
+  projectId: z.string(),
+  requires: z.array(z.string()),
+  concurrencyKey: z.string().nullable(),
+  notBefore: time.nullable(),
+  externalId: z.string().nullable(),
+  createdAt: time,
+  updatedAt: time,
+});
+
+const attentionRequest = z.object({
+  id: z.string(),
+  workItemId: z.string(),
+  leaseId: z.string(),
+  workerId: z.string(),
+  kind: z.enum(ATTENTION_KINDS),
+  question: z.string(),
+  context: z.string().nullable(),
+  options: z.array(z.string()),
+  blocking: z.boolean(),
+  status: z.enum(["open", "resolved"]),
+  resolution: z.string().nullable(),
+  resolvedBy: z.string().nullable(),
+  createdAt: time,
+  resolvedAt: time.nullable(),
+});
+
+const note = z.object({
+  id: z.string(),
+  workItemId: z.string(),
+  leaseId: z.string(),
+  epoch: z.number().int(),
+  workerId: z.string(),
+  content: z.string(),
+  createdAt: time,
+});
+
+const event = z.object({
+  sequence: z.number().int(),
+  workItemId: z.string(),
+  type: z.string(),
+  actor: z.string(),
+  leaseId: z.string().nullable(),
+  epoch: z.number().int().nullable(),
+  data: z.record(z.string(), z.unknown()),
+  createdAt: time,
+});
+
+const page = <T extends z.ZodType>(item: T) => z.object({ items: z.array(item), nextCursor: z.string().nullable() });
+
+const worker = z.object({
+  workerId: z.string(),
+  liveLeases: z.number().int(),
+  drained: z.boolean(),
+  drainReason: z.string().nullable(),
+  lastSeenAt: time.nullable(),
+  lastHour: z.object({ claimed: z.number().int(), released: z.number().int(), expired: z.number().int(), revoked: z.number().int() }),
+  capabilities: z.array(z.string()),
+});
+
+const webhook = z.object({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  format: z.enum(["json", "slack"]),
+  label: z.string().nullable(),
+  createdAt: time,
+  lastDeliveredAt: time.nullable(),
+  failing: z.boolean(),
+  lastError: z.string().nullable(),
+});
+
+const delivery = z.object({
+  id: z.string(),
+  webhookId: z.string(),
+  eventSequence: z.number().int(),
+  eventType: z.string(),
+  attempts: z.number().int(),
+  status: z.enum(["pending", "delivered", "failed"]),
+  responseStatus: z.number().int().nullable(),
+  responseBody: z.string().nullable(),
+  error: z.string().nullable(),
+  createdAt: time,
+  deliveredAt: time.nullable(),
+  nextAttemptAt: time.nullable(),
+});
+
+const limitShape = z.object({ key: z.string(), maxLeases: z.number().int(), liveLeases: z.number().int(), updatedAt: time });
+const project = z.object({ id: z.string(), name: z.string(), createdAt: time });
+
+const token = z.object({
+  id: z.string(),
+  role: z.enum(ROLES),
+  workerId: z.string().nullable(),
+  label: z.string().nullable(),
+  projects: z.array(z.string()),
+  capabilities: z.array(z.string()),
+  createdAt: time,
+  revokedAt: time.nullable(),
+  lastUsedAt: time.nullable(),
+});
+
+const leaseAndItem = z.object({ lease, workItem });
+const counts = { claims: z.number().int(), releases: z.number().int(), expiries: z.number().int(), revocations: z.number().int(), attentionRequests: z.number().int() };
+const percentiles = {
+  readyToClaimP50: z.number().nullable(),
+  readyToClaimP90: z.number().nullable(),
+  attentionWaitP50: z.number().nullable(),
+  attentionWaitP90: z.number().nullable(),
+};
+const itemRef = z.object({ id: z.string(), title: z.string(), stage });
+const ancestorBlocker = itemRef.extend({ ancestorId: z.string() });
+const byOutcome = z.object(Object.fromEntries(LEASE_OUTCOMES.map((name) => [name, z.number().int()])) as Record<(typeof LEASE_OUTCOMES)[number], z.ZodNumber>);
+const byStage = z.object(Object.fromEntries(STAGES.map((name) => [name, z.number().int()])) as Record<(typeof STAGES)[number], z.ZodNumber>);
+
+const waitingOn = z.discriminatedUnion("stage", [
+  z.object({ stage: z.literal("needs_attention"), requests: z.array(z.object({ id: z.string(), question: z.string(), workerId: z.string(), createdAt: time })) }),
+  z.object({ stage: z.literal("leased"), lease: z.object({ id: z.string(), workerId: z.string(), epoch: z.number().int(), expiresAt: time }).nullable() }),
+  z.object({ stage: z.literal("waiting_on_children"), openChildCount: z.number().int(), children: z.array(itemRef) }),
+  z.object({ stage: z.literal("blocked"), dependencies: z.array(itemRef), ancestorBlockers: z.array(ancestorBlocker) }),
+  z.object({ stage: z.literal("scheduled"), notBefore: time }),
+]);
+
+/** The shapes docs/api.md names: the OpenAPI document shows them as components of these names. */
+export const namedShapes = {
+  WorkItem: workItem,
+  Lease: lease,
+  AttentionRequest: attentionRequest,
+  Note: note,
+  Event: event,
+  Worker: worker,
+  Webhook: webhook,
+  Delivery: delivery,
+  Limit: limitShape,
+  Project: project,
+  Token: token,
+};
+
+/** One line per procedure, keyed by its path. */
+export const outputs = {
+  "health.check": z.object({ ok: z.literal(true), database: z.literal("ok"), now: time }),
+
+  "workItems.create": workItem,
+  "workItems.get": workItem,
+  "workItems.list": page(workItem),
+  "workItems.queue": z.array(workItem),
+  "workItems.addDependency": workItem,
+  "workItems.removeDependency": workItem,
+  "workItems.move": workItem,
+  "workItems.update": workItem,
+  "workItems.setPriority": workItem,
+  "workItems.cancel": workItem,
+
+  "leases.claim": z.object({ lease, workItem, attention: z.array(attentionRequest) }).nullable(),
+  "leases.renew": lease,
+  "leases.release": leaseAndItem,
+  "leases.cancel": leaseAndItem,
+  "leases.handBack": leaseAndItem,
+  "leases.note": note,
+  "leases.decompose": z.object({ parent: workItem, children: z.array(workItem), endedLease: lease, childLease: lease.nullable() }),
+  "leases.revoke": leaseAndItem,
+  "leases.get": lease,
+  "leases.active": z.array(lease.extend({ workItemTitle: z.string(), secondsLeft: z.number() })),
+  "leases.recent": z.array(lease.extend({ workItemTitle: z.string() })),
+  "leases.history": z.array(lease),
+
+  "attention.request": z.object({ request: attentionRequest, endedLease: lease.nullable() }),
+  "attention.resolve": z.object({ request: attentionRequest, workItem }),
+  "attention.list": page(attentionRequest),
+  "attention.get": attentionRequest,
+  "attention.wait": attentionRequest,
+
+  "notes.list": page(note),
+
+  "events.list": page(event),
+  "events.stream": event,
+
+  "dashboard.summary": z.object({
+    stages: byStage,
+    activeLeases: z.number().int(),
+    openAttention: z.number().int(),
+    expiringWithin60s: z.number().int(),
+    unroutable: z.number().int(),
+    now: time,
+  }),
+  "dashboard.unroutable": z.object({ items: z.array(z.object({ item: workItem, missing: z.array(z.string()) })), total: z.number().int() }),
+  "dashboard.endedLastHour": byOutcome,
+  "dashboard.inbox": z.array(attentionRequest.extend({ workItemTitle: z.string(), workItemStage: stage })),
+  "dashboard.neighbourhood": z.object({
+    ancestors: z.array(itemRef.extend({ depth: z.number().int() })),
+    dependencies: z.array(itemRef),
+    dependents: z.array(itemRef),
+    dependentCount: z.number().int(),
+    children: z.array(itemRef),
+    childCount: z.number().int(),
+    ancestorBlockers: z.array(ancestorBlocker),
+    waitingOn: z.array(waitingOn),
+  }),
+  "dashboard.activity": z.object({
+    range: z.enum(["hour", "day", "week"]),
+    bucketSeconds: z.number().int(),
+    from: time,
+    to: time,
+    buckets: z.array(z.object({ start: time, end: time, ...counts, ...percentiles })),
+    totals: z.object({ ...counts, ...percentiles }),
+  }),
+
+  "tokens.create": z.object({ id: z.string(), token: z.string() }),
+  "tokens.list": z.array(token),
+  "tokens.revoke": z.object({ id: z.string(), revokedAt: time }),
+
+  "workers.list": z.array(worker),
+  "workers.drain": worker,
+  "workers.undrain": worker,
+
+  "webhooks.create": webhook.extend({ secret: z.string() }),
+  "webhooks.list": z.array(webhook),
+  "webhooks.delete": z.object({ id: z.string() }),
+  "webhooks.deliveries": z.array(delivery),
+  "webhooks.test": delivery,
+
+  "limits.set": limitShape,
+  "limits.delete": z.object({ key: z.string() }),
+  "limits.list": z.array(limitShape),
+
+  "projects.create": project,
+  "projects.list": z.array(project),
+} satisfies { [Path in ProcedurePath]: z.ZodType };
+
+/** Every procedure's output type, keyed "router.procedure" (an events.stream subscription yields Events). */
+type RouterOutputs = inferRouterOutputs<AppRouter>;
+type Flat = {
+  [Noun in keyof RouterOutputs & string]: {
+    [Verb in keyof RouterOutputs[Noun] & string as `${Noun}.${Verb}`]: RouterOutputs[Noun][Verb] extends AsyncIterable<infer Yielded>
+      ? Yielded extends { data: infer Data } ? Data : Yielded
+      : RouterOutputs[Noun][Verb];
+  };
+}[keyof RouterOutputs & string];
+type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
+export type ProcedureOutputs = UnionToIntersection<Flat>;
+export type ProcedurePath = keyof ProcedureOutputs & string;
+
+type Matches<Schema, Router> = [Schema] extends [Router] ? ([Router] extends [Schema] ? true : false) : false;
+type Mismatched = { [Path in ProcedurePath]: Matches<z.output<(typeof outputs)[Path]>, ProcedureOutputs[Path]> extends true ? never : Path }[ProcedurePath];
+type Assert<Check extends true> = Check;
+/** Fails to compile, naming the procedures, when a schema and its router disagree. */
+export type EveryOutputMatches = Assert<[Mismatched] extends [never] ? true : { mismatched: Mismatched }>;
