@@ -91,6 +91,11 @@ const SETTINGS = {
   WORK_GRAPH_SECRET_KEY: secretKey,
   WORK_GRAPH_LOG_LEVEL: { schema: z.enum(LOG_LEVELS), accepts: `one of ${LOG_LEVELS.join(", ")}`, fallback: "info" } as Setting<(typeof LOG_LEVELS)[number]>,
   WORK_GRAPH_METRICS_CACHE_MS: wholeNumber(0, 3_600_000, 5000),
+  // Answering from Slack (server/slack): on when the first three are set.
+  WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…)", /^xox[a-z]-\S+$/), secret: true },
+  WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret", /^\S{8,}$/), secret: true },
+  WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
+  WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api/" },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -190,3 +195,21 @@ export const secretKeySetting = () => read("WORK_GRAPH_SECRET_KEY");
 export const logLevel = () => withDefault("WORK_GRAPH_LOG_LEVEL");
 /** How long gauges of /api/metrics may serve a cached database read. */
 export const metricsCacheMs = () => withDefault("WORK_GRAPH_METRICS_CACHE_MS");
+
+export interface SlackSettings {
+  botToken: string;
+  signingSecret: string;
+  channel: string;
+  /** Base URL of Slack's Web API (a fake one in tests). */
+  apiUrl: string;
+}
+
+/** The Slack app's settings when the bot token, signing secret and channel are all set; otherwise null (Slack is off). */
+export function slackSettings(): SlackSettings | null {
+  const botToken = read("WORK_GRAPH_SLACK_BOT_TOKEN");
+  const signingSecret = read("WORK_GRAPH_SLACK_SIGNING_SECRET");
+  const channel = read("WORK_GRAPH_SLACK_CHANNEL");
+  if (!botToken || !signingSecret || !channel) return null;
+  const apiUrl = withDefault("WORK_GRAPH_SLACK_API_URL");
+  return { botToken, signingSecret, channel, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
+}
