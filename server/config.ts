@@ -95,7 +95,7 @@ const SETTINGS = {
   WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…)", /^xox[a-z]-\S+$/), secret: true },
   WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret", /^\S{8,}$/), secret: true },
   WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
-  WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api/" },
+  WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api" },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
