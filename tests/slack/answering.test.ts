@@ -1,10 +1,14 @@
-import { describe, expect } from "vitest";
+import { describe, expect, vi } from "vitest";
+import { servesApi } from "../../server/http/node-api";
+import { slackApp, slackResponder } from "../../server/slack/client";
+import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
 import { MODAL_CALLBACK, OPEN_MODAL_ACTION } from "../../server/slack/messages";
 import {
   askQuestion,
   buttonClick,
   buttonsOf,
   CHANNEL,
+  settingsFor,
   messageOf,
   modalSubmission,
   postInteraction,
@@ -187,5 +191,24 @@ describe("the interactions endpoint's signature check", () => {
     await postInteraction(server.url, signedInteraction(buttonClick("U0OTHER", { action_id: once!.action_id, value: once!.value! })));
     await expect.poll(() => slack.of("chat.postEphemeral").filter((c) => c.args.user === "U0OTHER").length).toBe(1);
     expect(slack.of("chat.postEphemeral").filter((c) => c.args.user === "U0RETRY")).toEqual([]);
+  });
+
+  it("is served by the Node API (so also under --api-only), and answers 404 while the Slack app is off", async ({ server }) => {
+    expect(servesApi(SLACK_INTERACTIONS_PATH)).toBe(true);
+    vi.stubEnv("WORK_GRAPH_SLACK_BOT_TOKEN", "");
+    const answer = await postInteraction(server.url, signedInteraction({ type: "block_actions" }));
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.text)).toMatchObject({ reason: "NOT_FOUND" });
+  });
+});
+
+describe("who answered", () => {
+  it("slackResponder gives slack:<id>, the profile's display name and email; without users.info, the interaction's user name", async ({ slack }) => {
+    const { client } = slackApp(settingsFor(slack));
+    slack.addUser({ id: "U0DANA", name: "dana", realName: "Dana Example", displayName: "Dana", email: "dana@example.com" });
+    expect(await slackResponder(client, { id: "U0DANA", name: "dana" })).toEqual({ actor: "slack:U0DANA", name: "Dana", email: "dana@example.com" });
+    slack.addUser({ id: "U0ERIN", name: "erin", realName: "Erin Example", displayName: "" });
+    expect(await slackResponder(client, { id: "U0ERIN" })).toEqual({ actor: "slack:U0ERIN", name: "Erin Example", email: null });
+    expect(await slackResponder(client, { id: "U0UNKNOWN", name: "ghost" })).toEqual({ actor: "slack:U0UNKNOWN", name: "ghost", email: null });
   });
 });
