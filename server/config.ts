@@ -95,6 +95,7 @@ const SETTINGS = {
   WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…)", /^xox[a-z]-\S+$/), secret: true },
   WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret", /^\S{8,}$/), secret: true },
   WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
+  WORK_GRAPH_SLACK_CHANNELS: text("project=channel pairs separated by commas, e.g. web=C0123,ops=C0456", /^\s*[^=,\s]+=[^=,\s]+(\s*,\s*[^=,\s]+=[^=,\s]+)*\s*$/),
   WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api" },
 } satisfies Record<string, Setting<unknown>>;
 
@@ -200,6 +201,8 @@ export interface SlackSettings {
   botToken: string;
   signingSecret: string;
   channel: string;
+  /** Per-project channels (project id → channel); a project not listed uses `channel`. */
+  channels: ReadonlyMap<string, string>;
   /** Base URL of Slack's Web API (a fake one in tests). */
   apiUrl: string;
 }
@@ -211,5 +214,9 @@ export function slackSettings(): SlackSettings | null {
   const channel = read("WORK_GRAPH_SLACK_CHANNEL");
   if (!botToken || !signingSecret || !channel) return null;
   const apiUrl = withDefault("WORK_GRAPH_SLACK_API_URL");
-  return { botToken, signingSecret, channel, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
+  const channels = new Map((read("WORK_GRAPH_SLACK_CHANNELS") ?? "").split(",").filter((pair) => pair.includes("=")).map((pair) => {
+    const [project, projectChannel] = pair.split("=").map((part) => part.trim());
+    return [project!, projectChannel!] as const;
+  }));
+  return { botToken, signingSecret, channel, channels, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
 }

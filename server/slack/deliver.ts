@@ -49,7 +49,8 @@ async function post(db: Db, app: SlackApp, requestId: string, publicUrl: string)
   if (!request) return ok("no such attention request: nothing to post");
   // Answered before it could be posted: post the answer straight away.
   const message = request.status === "open" ? questionMessage(request, publicUrl) : answeredMessage(request, publicUrl);
-  const result = await app.client.chat.postMessage({ channel: app.settings.channel, ...message, unfurl_links: false });
+  const channel = app.settings.channels.get(request.projectId) ?? app.settings.channel;
+  const result = await app.client.chat.postMessage({ channel, ...message, unfurl_links: false });
   await insertSlackMessage(db, requestId, { channel: result.channel!, ts: result.ts! });
   return ok(`posted: ${result.channel} ${result.ts}`);
 }

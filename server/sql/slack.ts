@@ -22,11 +22,11 @@ export async function upsertSlackAppWebhook(
 }
 
 /** An attention request with its item's title, as a Slack message shows it. */
-export type SlackRequestRow = AttentionRow & { itemTitle: string };
+export type SlackRequestRow = AttentionRow & { itemTitle: string; projectId: string };
 
 export async function selectRequestForSlack(db: Db, requestId: string): Promise<SlackRequestRow | undefined> {
   const [row] = await db.$queryRaw<SlackRequestRow[]>`
-    SELECT ${ATTENTION_COLUMNS}, w.title AS "itemTitle"
+    SELECT ${ATTENTION_COLUMNS}, w.title AS "itemTitle", w.project_id AS "projectId"
       FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
      WHERE a.id = ${requestId}::uuid`;
   return row;

@@ -1,4 +1,5 @@
 import { describe, expect, vi } from "vitest";
+import { slackSettings } from "../../server/config";
 import { servesApi } from "../../server/http/node-api";
 import { slackApp, slackResponder } from "../../server/slack/client";
 import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
@@ -212,3 +213,27 @@ describe("who answered", () => {
     expect(await slackResponder(client, { id: "U0UNKNOWN", name: "ghost" })).toEqual({ actor: "slack:U0UNKNOWN", name: "ghost", email: null });
   });
 });
+
+describe("per-project channels", () => {
+  it("WORK_GRAPH_SLACK_CHANNELS sends a project's requests to its channel; other projects go to WORK_GRAPH_SLACK_CHANNEL", async ({ people, slack, sql, server }) => {
+    vi.stubEnv("WORK_GRAPH_SLACK_CHANNELS", " ops=C0OPS , web=C0WEB");
+    expect([...slackSettings()!.channels]).toEqual([["ops", "C0OPS"], ["web", "C0WEB"]]);
+    vi.stubEnv("WORK_GRAPH_SLACK_CHANNELS", "ops=C0OPS");
+
+    await people.admin.projects.create({ id: "ops", name: "Operations" });
+    const inOps = await askQuestion(people, "ops-1", { question: "Restart the cluster?", options: ["Restart"] }, "ops");
+    const elsewhere = await askQuestion(people, "default-1", { question: "Rename the repo?", options: ["Rename"] });
+    await expect.poll(() => postsOf(slack, inOps.id).length).toBe(1);
+    await expect.poll(() => postsOf(slack, elsewhere.id).length).toBe(1);
+    expect(postsOf(slack, inOps.id)[0]!.args.channel).toBe("C0OPS");
+    expect(postsOf(slack, elsewhere.id)[0]!.args.channel).toBe(CHANNEL);
+
+    const [restart] = buttonsOf(postsOf(slack, inOps.id)[0]!);
+    await postInteraction(server.url, signedInteraction(buttonClick("U0OPS", { action_id: restart!.action_id, value: restart!.value! }, "C0OPS")));
+    await expect.poll(async () => (await people.admin.attention.get({ id: inOps.id })).resolvedBy).toBe("slack:U0OPS");
+    const { channel, ts } = (await messageOf(sql, inOps.id))!;
+    expect(channel).toBe("C0OPS");
+    await expect.poll(() => updatesOf(slack, ts).map((call) => call.args.channel)).toEqual(["C0OPS"]);
+  });
+});
+

@@ -10,6 +10,8 @@ import { databaseTest, type Actors } from "../support/fixtures";
 import { startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
 
 export const CHANNEL = "C0WORKGRAPH";
+/** WORK_GRAPH_SLACK_CHANNELS of the tests: project `ops` has a channel of its own. */
+export const PROJECT_CHANNELS = new Map([["ops", "C0OPS"]]);
 export const PUBLIC_URL = "https://wg.example.com";
 
 /** Fresh per run: no secret is a constant. */
@@ -60,7 +62,7 @@ export function modalSubmission(userId: string, view: { private_metadata: string
 }
 
 /** The Slack app's settings, pointed at the fake. */
-export const settingsFor = (fake: FakeSlack): SlackSettings => ({ botToken, signingSecret, channel: CHANNEL, apiUrl: fake.apiUrl });
+export const settingsFor = (fake: FakeSlack): SlackSettings => ({ botToken, signingSecret, channel: CHANNEL, channels: PROJECT_CHANNELS, apiUrl: fake.apiUrl });
 
 /**
  * databaseTest with `slack` (the fake Slack Web API), the Slack app's webhook
@@ -88,6 +90,7 @@ export const slackTest = databaseTest()
     vi.stubEnv("WORK_GRAPH_SLACK_BOT_TOKEN", botToken);
     vi.stubEnv("WORK_GRAPH_SLACK_SIGNING_SECRET", signingSecret);
     vi.stubEnv("WORK_GRAPH_SLACK_CHANNEL", CHANNEL);
+    vi.stubEnv("WORK_GRAPH_SLACK_CHANNELS", [...PROJECT_CHANNELS].map(([project, channel]) => `${project}=${channel}`).join(","));
     vi.stubEnv("WORK_GRAPH_SLACK_API_URL", slack.apiUrl);
     vi.stubEnv("WORK_GRAPH_PUBLIC_URL", PUBLIC_URL);
     return settingsFor(slack);
@@ -101,9 +104,9 @@ export async function postInteraction(serverUrl: string, request: { body: string
 }
 
 /** An agent asks a blocking question with options on a fresh item; returns the request. */
-export async function askQuestion(people: Actors, id: string, question: { question: string; options?: string[]; context?: string }) {
+export async function askQuestion(people: Actors, id: string, question: { question: string; options?: string[]; context?: string }, projectId?: string) {
   const agent = await people.agent(`agent-${id}`);
-  await people.operator.workItems.create({ id, title: `Item ${id}` });
+  await people.operator.workItems.create({ id, title: `Item ${id}`, projectId });
   const { lease } = (await agent.leases.claim({ workItemId: id }))!;
   const { request } = await agent.attention.request({ leaseId: lease.id, epoch: lease.epoch, kind: "decision", ...question });
   return request;
