@@ -1,5 +1,11 @@
+import { createHmac } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+
+/** Signs a request body as Slack signs what it sends: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret. */
+export function slackSignature(secret: string, timestamp: number, rawBody: string): string {
+  return `v0=${createHmac("sha256", secret).update(`v0:${timestamp}:${rawBody}`).digest("hex")}`;
+}
 
 /** One Web API call the fake received: the method (`chat.postMessage`…) and its arguments, JSON fields parsed. */
 export interface SlackCall {
@@ -23,7 +29,7 @@ export interface SlackUser {
  * an `error` code). It records every call it accepted; `down` makes it answer 503 to everything
  * (an outage), and those attempts are counted in `refused`.
  */
-export async function startFakeSlack(botToken: string) {
+export async function startFakeSlack(botToken: string, port = 0) {
   const calls: SlackCall[] = [];
   const users = new Map<string, SlackUser>();
   let down = false;
@@ -79,7 +85,7 @@ export async function startFakeSlack(botToken: string) {
       reply(answer(method, args));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   return {
     apiUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`,
     calls,

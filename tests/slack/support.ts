@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { expect, vi } from "vitest";
 import type { SlackSettings } from "../../server/config";
@@ -7,7 +7,7 @@ import { syncSlackAppWebhook } from "../../server/slack/deliver";
 import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
 import { databaseTest, type Actors } from "../support/fixtures";
-import { startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
+import { slackSignature, startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
 
 export const CHANNEL = "C0WORKGRAPH";
 /** WORK_GRAPH_SLACK_CHANNELS of the tests: project `ops` has a channel of its own. */
@@ -17,11 +17,6 @@ export const PUBLIC_URL = "https://wg.example.com";
 /** Fresh per run: no secret is a constant. */
 export const botToken = `xoxb-${randomBytes(12).toString("hex")}`;
 export const signingSecret = randomBytes(16).toString("hex");
-
-/** Signs a body exactly as Slack does: `v0=` + hex HMAC-SHA256 of `v0:<timestamp>:<raw body>` with the signing secret. */
-export function slackSignature(secret: string, timestamp: number, rawBody: string): string {
-  return `v0=${createHmac("sha256", secret).update(`v0:${timestamp}:${rawBody}`).digest("hex")}`;
-}
 
 /** An interaction as Slack POSTs it: form-encoded `payload=<json>`, signed now (or at `timestamp`). */
 export function signedInteraction(payload: unknown, options: { timestamp?: number; secret?: string } = {}) {
