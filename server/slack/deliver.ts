@@ -7,7 +7,7 @@ import type { ClaimedDelivery } from "../webhooks/claim";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { encryptSecret } from "../webhooks/secret-box";
 import type { SlackApp } from "./client";
-import { answeredMessage, questionMessage } from "./messages";
+import { answeredMessage, questionMessage, slackEscape } from "./messages";
 
 /** The events the Slack app's webhook takes: a request is posted, its answer replaces it. */
 export const SLACK_APP_EVENTS = ["attention.requested", "attention.resolved"];
@@ -78,7 +78,7 @@ export async function attemptSlackDelivery(db: Db, app: SlackApp | null, deliver
   const requestId = (event.data as { requestId?: unknown }).requestId;
   try {
     if (event.type === TEST_EVENT_TYPE) {
-      const result = await app.client.chat.postMessage({ channel: app.settings.channel, text: `Work Graph test message from ${event.actor}: the Slack app works.` });
+      const result = await app.client.chat.postMessage({ channel: app.settings.channel, text: `Work Graph test message from ${slackEscape(event.actor)}: the Slack app works.` });
       return ok(`posted: ${result.channel} ${result.ts}`);
     }
     if (typeof requestId !== "string") return ok(`nothing to do for ${event.type}`);

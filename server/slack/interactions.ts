@@ -6,6 +6,7 @@ import { logger } from "../log";
 import { answerFromSlack } from "../operations/slack";
 import { databaseUnixSeconds, selectRequestForSlack, selectSlackMessage } from "../sql/slack";
 import { failureResponse } from "../http/unavailable";
+import { safeString } from "../trpc/schemas";
 import { slackApp, slackResponder, type SlackApp } from "./client";
 import {
   alreadyAnsweredText,
@@ -30,7 +31,7 @@ const blockActions = z.object({
   user,
   trigger_id: id.optional(),
   channel: z.object({ id }).optional(),
-  actions: z.array(z.object({ action_id: z.string().max(255), action_ts: z.string().max(40), value: z.string().max(2000).optional() })).min(1).max(25),
+  actions: z.array(z.object({ action_id: z.string().max(255), action_ts: z.string().max(40), value: safeString().max(2000).optional() })).min(1).max(25),
 });
 
 const viewSubmission = z.object({
@@ -40,7 +41,7 @@ const viewSubmission = z.object({
     id,
     callback_id: z.string().max(255),
     private_metadata: z.string().max(3000),
-    state: z.object({ values: z.record(z.string(), z.record(z.string(), z.object({ value: z.string().max(100_000).nullish() }))) }),
+    state: z.object({ values: z.record(z.string(), z.record(z.string(), z.object({ value: safeString().max(100_000).nullish() }))) }),
   }),
 });
 

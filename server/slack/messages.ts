@@ -51,7 +51,7 @@ function questionBlocks(request: SlackRequestRow, publicUrl: string): KnownBlock
 }
 
 /** The fallback text (notifications, screen readers) of both forms of the message. */
-const fallbackText = (request: SlackRequestRow) => `${request.workerId} asks about ${request.itemTitle}: ${clip(request.question, 200)}`;
+const fallbackText = (request: SlackRequestRow) => slackEscape(`${request.workerId} asks about ${request.itemTitle}: ${clip(request.question, 200)}`);
 
 /** The open request: question, context, a button per option, "Answer…" and a link to the item. */
 export function questionMessage(request: SlackRequestRow, publicUrl: string): { text: string; blocks: KnownBlock[] } {

@@ -46,7 +46,7 @@ describe("posting an attention request to Slack", () => {
     const buttons = buttonsOf(post!);
     expect(buttons.map((b) => b.text.text)).toEqual(["Postgres", "SQLite", "Answer…", "Open in Work Graph"]);
     expect(buttons.find((b) => b.text.text === "Open in Work Graph")!.url).toBe(`${PUBLIC_URL}/items/post-1`);
-    expect(post!.args.text).toContain("Which <database> & why?");
+    expect(post!.args.text).toContain("Which &lt;database&gt; &amp; why?"); // the notification text is mrkdwn too
 
     // Recorded as a delivery of the Slack app's webhook, which the Webhooks page lists.
     const [hook] = (await people.admin.webhooks.list()).filter((w) => w.id === slackWebhookId);

@@ -4,7 +4,7 @@ import { stopWakeups } from "../../server/realtime/wakeups";
 import { slackApp } from "../../server/slack/client";
 import { syncSlackAppWebhook } from "../../server/slack/deliver";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
-import { askQuestion, buttonsOf, messageOf, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
+import { askQuestion, buttonsOf, CHANNEL, messageOf, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
 
 /*
  * Issue 28: the Slack app's posts and updates go through the webhook outbox: retried with
@@ -86,5 +86,12 @@ describe("the Slack app's outbox", () => {
     for (const request of requests) await expect.poll(async () => messageOf(sql, request.id)).toBeTruthy();
     await expect.poll(async () => (await people.admin.webhooks.deliveries({ webhookId: slackWebhookId })).filter((d) => d.status === "pending").length).toBe(0);
     for (const request of requests) expect(postsOf(slack, request.id)).toHaveLength(1);
+  });
+
+  it("Send test event on the Slack app's webhook posts a test message to the channel", async ({ people, slack, slackWebhookId }) => {
+    const queued = await people.admin.webhooks.test({ id: slackWebhookId });
+    await expect.poll(async () => (await people.admin.webhooks.deliveries({ webhookId: slackWebhookId })).find((d) => d.id === queued.id)?.status).toBe("delivered");
+    const [posted] = slack.of("chat.postMessage").filter((call) => String(call.args.text).includes("the Slack app works"));
+    expect(posted!.args.channel).toBe(CHANNEL);
   });
 });
