@@ -22,6 +22,8 @@ const MAX_OPTION_BUTTONS = 23;
 // Slack "mrkdwn" reserves &, < and > (links and mentions are <…>).
 export const slackEscape = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+/** Escaped first, then cut: escaping lengthens the text, and Slack's limits count what it receives. */
+const mrkdwn = (text: string, max: number) => clip(slackEscape(text), max);
 
 /** What an option button carries: the request and which of its options (the text stays in the database). */
 export interface OptionValue {
@@ -37,16 +39,16 @@ export function answererText(resolvedBy: string | null): string {
 }
 
 function heading(request: SlackRequestRow, publicUrl: string): string {
-  const title = slackEscape(clip(request.itemTitle, 120)).replaceAll("|", "¦");
+  const title = mrkdwn(request.itemTitle, 120).replaceAll("|", "¦");
   return `:raising_hand: *${slackEscape(request.workerId)}* asks about <${itemUrl(publicUrl, request.workItemId)}|${title}>${request.blocking ? " (blocking)" : ""}`;
 }
 
 function questionBlocks(request: SlackRequestRow, publicUrl: string): KnownBlock[] {
   const blocks: KnownBlock[] = [
     { type: "section", text: { type: "mrkdwn", text: heading(request, publicUrl) } },
-    { type: "section", text: { type: "mrkdwn", text: `*${slackEscape(request.kind)}:* ${slackEscape(clip(request.question, SECTION_CHARS))}` } },
+    { type: "section", text: { type: "mrkdwn", text: `*${slackEscape(request.kind)}:* ${mrkdwn(request.question, SECTION_CHARS)}` } },
   ];
-  if (request.context) blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: slackEscape(clip(request.context, SECTION_CHARS)) }] });
+  if (request.context) blocks.push({ type: "context", elements: [{ type: "mrkdwn", text: mrkdwn(request.context, SECTION_CHARS) }] });
   return blocks;
 }
 
@@ -71,7 +73,7 @@ export function questionMessage(request: SlackRequestRow, publicUrl: string): { 
 
 /** The answered request: the question, the answer and who gave it; no buttons. */
 export function answeredMessage(request: SlackRequestRow, publicUrl: string): { text: string; blocks: KnownBlock[] } {
-  const answer = slackEscape(clip(request.resolution ?? "", SECTION_CHARS));
+  const answer = mrkdwn(request.resolution ?? "", SECTION_CHARS);
   return {
     text: `${fallbackText(request)} — answered`,
     blocks: [
@@ -83,7 +85,7 @@ export function answeredMessage(request: SlackRequestRow, publicUrl: string): { 
 
 /** What the clicker of an already answered request is told (an ephemeral message). */
 export function alreadyAnsweredText(request: SlackRequestRow): string {
-  return `This request was already answered by ${answererText(request.resolvedBy)}: “${slackEscape(clip(request.resolution ?? "", 500))}”. Your answer was not recorded.`;
+  return `This request was already answered by ${answererText(request.resolvedBy)}: “${mrkdwn(request.resolution ?? "", 500)}”. Your answer was not recorded.`;
 }
 
 /** Where a modal's answer goes: the request and the message it was opened from (for a reply there). */
@@ -101,7 +103,7 @@ export function answerModal(request: SlackRequestRow, channel: string | null): M
     submit: { type: "plain_text", text: "Send answer" },
     close: { type: "plain_text", text: "Cancel" },
     blocks: [
-      { type: "section", text: { type: "mrkdwn", text: slackEscape(clip(request.question, SECTION_CHARS)) } },
+      { type: "section", text: { type: "mrkdwn", text: mrkdwn(request.question, SECTION_CHARS) } },
       {
         type: "input",
         block_id: MODAL_BLOCK,

@@ -54,6 +54,18 @@ describe("posting an attention request to Slack", () => {
     await expect.poll(async () => (await people.admin.webhooks.deliveries({ webhookId: slackWebhookId })).find((d) => d.eventType === "attention.requested" && d.status === "delivered")).toBeTruthy();
     expect(await messageOf(sql, request.id)).toEqual({ channel: CHANNEL, ts: expect.stringMatching(/^\d+\.\d+$/) });
   });
+
+  it("keeps within Slack's Block Kit limits for the longest question, context and options the API accepts", async ({ people, slack, sql }) => {
+    const long = "a & b < c > ".repeat(20_000 / 12);
+    const options = Array.from({ length: 50 }, (_, n) => `${n} ${"&".repeat(1_990)}`);
+    const request = await askQuestion(people, "long-1", { question: long, context: long, options });
+    await expect.poll(async () => messageOf(sql, request.id)).toBeTruthy();
+    const [post] = postsOf(slack, request.id);
+    expect(buttonsOf(post!)).toHaveLength(25); // 23 options, Answer…, the link
+    await people.operator.attention.resolve({ id: request.id, resolution: long });
+    const { ts } = (await messageOf(sql, request.id))!;
+    await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
+  });
 });
 
 describe("answering from Slack", () => {

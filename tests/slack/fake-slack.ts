@@ -22,11 +22,30 @@ export interface SlackUser {
   email?: string;
 }
 
+type Text = { type: string; text: string };
+type Element = { type: string; text?: Text | string; action_id?: string; value?: string; url?: string };
+type Block = { type: string; text?: Text; elements?: Element[] };
+
+/** Block Kit's documented limits, which Slack enforces with `invalid_blocks`. */
+function blocksWithinLimits(blocks: unknown): boolean {
+  if (!Array.isArray(blocks) || blocks.length > 50) return false;
+  const textOk = (text: Text | string | undefined, max: number) => text === undefined || (typeof text === "string" ? text : text.text).length <= max;
+  return (blocks as Block[]).every((block) => {
+    if (!textOk(block.text, 3000)) return false;
+    if (block.type === "actions") {
+      return (block.elements ?? []).length <= 25 && (block.elements ?? []).every((e) =>
+        textOk(e.text, 75) && (e.value ?? "").length <= 2000 && (e.action_id ?? "").length <= 255 && (e.url ?? "").length <= 3000);
+    }
+    if (block.type === "context") return (block.elements ?? []).length <= 10 && (block.elements ?? []).every((e) => textOk(e.text, 3000));
+    return true;
+  });
+}
+
 /**
  * A fake of Slack's Web API on 127.0.0.1 that the real @slack/web-api client talks to (its
  * `slackApiUrl` pointed here): `POST /api/<method>`, form-encoded arguments (objects as JSON),
  * the bot token as a bearer token, and answers shaped as Slack's (`{ ok, … }`, `ok: false` with
- * an `error` code). It records every call it accepted; `down` makes it answer 503 to everything
+ * an `error` code, `invalid_blocks` beyond Block Kit's limits). It records every call it accepted; `down` makes it answer 503 to everything
  * (an outage), and those attempts are counted in `refused`.
  */
 export async function startFakeSlack(botToken: string, port = 0) {
@@ -37,6 +56,7 @@ export async function startFakeSlack(botToken: string, port = 0) {
   let ts = 1_700_000_000;
 
   const answer = (method: string, args: Record<string, unknown>): Record<string, unknown> => {
+    if (args.blocks !== undefined && !blocksWithinLimits(args.blocks)) return { ok: false, error: "invalid_blocks" };
     switch (method) {
       case "chat.postMessage":
         if (typeof args.channel !== "string") return { ok: false, error: "channel_not_found" };
