@@ -70,6 +70,12 @@ async function main() {
   const port = await freePort();
   const adminToken = `wgx_browser_${randomBytes(18).toString("base64url")}`;
   const baseUrl = `http://127.0.0.1:${port}`;
+  // The Slack app is on, its Web API a fake that tests/browser/slack.test.ts serves on this port.
+  const slack = {
+    WG_FAKE_SLACK_PORT: String(await freePort()),
+    WG_SLACK_BOT_TOKEN: `xoxb-browser-${randomBytes(12).toString("hex")}`,
+    WG_SLACK_SIGNING_SECRET: randomBytes(16).toString("hex"),
+  };
 
   const env = { ...process.env };
   delete env.DATABASE_URL; // always a fresh embedded database, never someone's real one
@@ -80,6 +86,10 @@ async function main() {
     WORK_GRAPH_ADMIN_TOKEN: adminToken,
     WORK_GRAPH_SWEEP_INTERVAL_MS: "250",
     NEXT_TELEMETRY_DISABLED: "1",
+    WORK_GRAPH_SLACK_BOT_TOKEN: slack.WG_SLACK_BOT_TOKEN,
+    WORK_GRAPH_SLACK_SIGNING_SECRET: slack.WG_SLACK_SIGNING_SECRET,
+    WORK_GRAPH_SLACK_CHANNEL: "C0BROWSER",
+    WORK_GRAPH_SLACK_API_URL: `http://127.0.0.1:${slack.WG_FAKE_SLACK_PORT}/api/`,
   });
 
   log(`starting the app on ${baseUrl} (data in ${dataDir}; log: ${path.relative(root, serverLog)})`);
@@ -168,6 +178,7 @@ async function main() {
           WG_ADMIN_TOKEN: adminToken,
           WG_DATA_DIR: dataDir, // the embedded PostgreSQL's cluster is in its postgres/ (outage.test.ts kills it)
           CHROMIUM_PATH: chromium,
+          ...slack,
         },
       },
     );

@@ -109,6 +109,12 @@ const SETTINGS = {
   WORK_GRAPH_DB_PREPARED_STATEMENTS: { schema: z.enum(PREPARED_STATEMENTS), accepts: `one of ${PREPARED_STATEMENTS.join(", ")}` } as Setting<
     (typeof PREPARED_STATEMENTS)[number]
   >,
+  // Answering from Slack (server/slack): on when the first three are set.
+  WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…)", /^xox[a-z]-\S+$/), secret: true },
+  WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret", /^\S{8,}$/), secret: true },
+  WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
+  WORK_GRAPH_SLACK_CHANNELS: text("project=channel pairs separated by commas, e.g. web=C0123,ops=C0456", /^\s*[^=,\s]+=[^=,\s]+(\s*,\s*[^=,\s]+=[^=,\s]+)*\s*$/),
+  WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api" },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -242,3 +248,26 @@ export function oidcSettings() {
 
 /** Whether operators and admins may still log in with a pasted token (off: sign-in only). */
 export const tokenLoginEnabled = () => withDefault("WORK_GRAPH_TOKEN_LOGIN") === "on";
+export interface SlackSettings {
+  botToken: string;
+  signingSecret: string;
+  channel: string;
+  /** Per-project channels (project id → channel); a project not listed uses `channel`. */
+  channels: ReadonlyMap<string, string>;
+  /** Base URL of Slack's Web API (a fake one in tests). */
+  apiUrl: string;
+}
+
+/** The Slack app's settings when the bot token, signing secret and channel are all set; otherwise null (Slack is off). */
+export function slackSettings(): SlackSettings | null {
+  const botToken = read("WORK_GRAPH_SLACK_BOT_TOKEN");
+  const signingSecret = read("WORK_GRAPH_SLACK_SIGNING_SECRET");
+  const channel = read("WORK_GRAPH_SLACK_CHANNEL");
+  if (!botToken || !signingSecret || !channel) return null;
+  const apiUrl = withDefault("WORK_GRAPH_SLACK_API_URL");
+  const channels = new Map((read("WORK_GRAPH_SLACK_CHANNELS") ?? "").split(",").filter((pair) => pair.includes("=")).map((pair) => {
+    const [project, projectChannel] = pair.split("=").map((part) => part.trim());
+    return [project!, projectChannel!] as const;
+  }));
+  return { botToken, signingSecret, channel, channels, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
+}

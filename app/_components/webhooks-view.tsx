@@ -190,7 +190,8 @@ export function WebhooksView() {
       </div>
       <p className="hint">
         Work Graph POSTs each matching event, signed with the webhook&apos;s secret, and retries for 24 h. Slack format posts one
-        readable line to a Slack incoming webhook. See docs/webhooks.md for verifying signatures.
+        readable line to a Slack incoming webhook. See docs/webhooks.md for verifying signatures. The <code>slack_app</code> webhook is
+        the Slack app (questions answered from Slack), set up with the WORK_GRAPH_SLACK_* variables: docs/integrations.md.
       </p>
       <Section title="Add a webhook" id="add-webhook">
         <AddWebhook onCreated={(value) => { setCreated(value); setSelected(value.id); }} />

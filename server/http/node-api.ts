@@ -4,6 +4,7 @@ import { liveness, readiness, type HealthReport } from "../health";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest, servesApiDocs } from "./api-docs";
 import { readBoundedNodeBody } from "./body";
+import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
 import { handleMetricsRequest } from "./metrics";
 
 /**
@@ -12,7 +13,7 @@ import { handleMetricsRequest } from "./metrics";
  * the API's own work (BENCHMARKS.md). The routes call the same functions as the route handlers
  * in app/api/ (which stay for `next dev`). `/api/session` (the dashboard login) stays with Next.
  */
-const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$))/;
+const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$)|integrations\/slack\/interactions$)/;
 
 /** Whether `handleNodeApi` answers this request; everything else goes to Next. */
 export const servesApi = (url: string | undefined): boolean => API_PATH.test(url ?? "");
@@ -46,8 +47,15 @@ const health = (report: HealthReport): ApiResponse => ({
   body: JSON.stringify(report.body),
 });
 
-async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<ApiResponse> {
+/** An answer, and for a Slack interaction the work that follows its acknowledgement. */
+type RoutedResponse = ApiResponse & { afterwards?: (() => Promise<void>) | null };
+
+async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<RoutedResponse> {
   if (url.pathname === "/api/health/live") return health(liveness());
+  if (url.pathname === SLACK_INTERACTIONS_PATH) {
+    const { response, afterwards } = await handleSlackInteraction(db, { headers: headerReader(req), readBody: (limit) => readBoundedNodeBody(req, limit) });
+    return { ...fromResponse(response), afterwards };
+  }
   if (url.pathname === "/api/health/ready") return health(await readiness(db));
   if (servesApiDocs(url.pathname)) return handleApiDocsRequest(req.method ?? "GET", url.pathname);
   if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
@@ -78,6 +86,7 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
   res.writeHead(response.status, { ...SECURITY_HEADERS, ...response.headers });
   if (typeof response.body === "string" || response.body === null) {
     res.end(response.body ?? undefined);
+    await response.afterwards?.();
     return;
   }
   // Streamed, not buffered: events.stream (Server-Sent Events) never ends by itself.
@@ -87,12 +96,13 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
   }
   if (res.destroyed) await reader.cancel().catch(() => {});
   res.end();
+  await response.afterwards?.();
 }
 
 /** `npm start -- --api-only`: only the API; any other path is a 404 that says why. */
 export async function handleApiOnly(req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (servesApi(req.url)) return handleNodeApi(req, res);
-  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json and /api/docs exist" });
+  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json, /api/docs and /api/integrations/slack/interactions exist" });
   res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "application/json" });
   res.end(body);
 }

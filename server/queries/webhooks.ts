@@ -2,12 +2,13 @@ import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { notFound } from "../errors";
 import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
+import type { WebhookFormat } from "../webhooks/payload";
 
 export interface Webhook {
   id: string;
   url: string;
   events: string[];
-  format: "json" | "slack";
+  format: WebhookFormat;
   label: string | null;
   createdAt: string;
   lastDeliveredAt: string | null;

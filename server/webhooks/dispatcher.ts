@@ -1,6 +1,8 @@
 import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
 import { logger } from "../log";
+import type { SlackApp } from "../slack/client";
+import { attemptSlackDelivery } from "../slack/deliver";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";
 import { attemptRecorder } from "./record";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "./send";
@@ -15,6 +17,8 @@ export interface DispatcherOptions {
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
   onError?: (error: unknown) => void;
+  /** The Slack app that delivers the `slack_app` webhook's deliveries (server/slack); null when Slack is off here. */
+  slack?: SlackApp | null;
 }
 
 /**
@@ -41,7 +45,10 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   const recorder = attemptRecorder(db, onError);
 
   const deliver = async (delivery: ClaimedDelivery) => {
-    recorder.add(delivery, await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal }));
+    const result = delivery.format === "slack_app"
+      ? await attemptSlackDelivery(db, options.slack ?? null, delivery, options.publicUrl)
+      : await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal });
+    recorder.add(delivery, result);
   };
 
   const start = (delivery: ClaimedDelivery) => {

@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { WorkGraphEvent } from "../domain/types";
 import { itemHref } from "../domain/contract";
 
-export type WebhookFormat = "json" | "slack";
+/** `slack_app`: the Slack app's own webhook (server/slack), created from its settings, not through webhooks.create. */
+export type WebhookFormat = "json" | "slack" | "slack_app";
 
 export const TEST_EVENT_TYPE = "webhook.test";
 
