@@ -60,6 +60,7 @@ const attentionRequest = z.object({
   status: z.enum(["open", "resolved"]),
   resolution: z.string().nullable(),
   resolvedBy: z.string().nullable(),
+  resolvedByName: z.string().nullable(),
   createdAt: time,
   resolvedAt: time.nullable(),
 });
@@ -79,6 +80,7 @@ const event = z.object({
   workItemId: z.string(),
   type: z.string(),
   actor: z.string(),
+  actorName: z.string().nullable(),
   leaseId: z.string().nullable(),
   epoch: z.number().int().nullable(),
   data: z.record(z.string(), z.unknown()),
@@ -92,6 +94,8 @@ const worker = z.object({
   liveLeases: z.number().int(),
   drained: z.boolean(),
   drainReason: z.string().nullable(),
+  drainedBy: z.string().nullable(),
+  drainedByName: z.string().nullable(),
   lastSeenAt: time.nullable(),
   lastHour: z.object({ claimed: z.number().int(), released: z.number().int(), expired: z.number().int(), revoked: z.number().int() }),
   capabilities: z.array(z.string()),
@@ -101,7 +105,7 @@ const webhook = z.object({
   id: z.string(),
   url: z.string(),
   events: z.array(z.string()),
-  format: z.enum(["json", "slack"]),
+  format: z.enum(["json", "slack", "slack_app"]),
   label: z.string().nullable(),
   createdAt: time,
   lastDeliveredAt: time.nullable(),
@@ -137,6 +141,20 @@ const token = z.object({
   createdAt: time,
   revokedAt: time.nullable(),
   lastUsedAt: time.nullable(),
+  personId: z.string().nullable(),
+  personName: z.string().nullable(),
+});
+
+const person = z.object({
+  id: z.string(),
+  issuer: z.string(),
+  subject: z.string(),
+  email: z.string().nullable(),
+  name: z.string().nullable(),
+  role: z.enum(["operator", "admin"]),
+  createdAt: time,
+  lastSeenAt: time,
+  disabledAt: time.nullable(),
 });
 
 const leaseAndItem = z.object({ lease, workItem });
@@ -173,6 +191,7 @@ export const namedShapes = {
   Limit: limitShape,
   Project: project,
   Token: token,
+  Person: person,
 };
 
 /** One line per procedure, keyed by its path. */
@@ -189,6 +208,7 @@ export const outputs = {
   "workItems.update": workItem,
   "workItems.setPriority": workItem,
   "workItems.cancel": workItem,
+  "workItems.import": z.object({ created: z.array(workItem), existing: z.array(z.object({ ref: z.string(), id: z.string() })), refs: z.record(z.string(), z.string()) }),
 
   "leases.claim": z.object({ lease, workItem, attention: z.array(attentionRequest) }).nullable(),
   "leases.renew": lease,
@@ -264,6 +284,14 @@ export const outputs = {
 
   "projects.create": project,
   "projects.list": z.array(project),
+
+  "people.list": z.array(person),
+  "people.disable": person,
+  "people.enable": person,
+  "people.me": z.object({ person: z.object({ id: z.string(), name: z.string() }).nullable(), role: z.enum(ROLES), actor: z.string() }),
+  "people.createToken": z.object({ id: z.string(), token: z.string() }),
+  "people.tokens": z.array(token),
+  "people.revokeToken": z.object({ id: z.string(), revokedAt: time }),
 } satisfies { [Path in ProcedurePath]: z.ZodType };
 
 /** Every procedure's output type, keyed "router.procedure" (an events.stream subscription yields Events). */
