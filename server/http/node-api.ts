@@ -1,17 +1,18 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getDb, type Db } from "../db";
 import { liveness, readiness, type HealthReport } from "../health";
+import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest, servesApiDocs } from "./api-docs";
 import { readBoundedNodeBody } from "./body";
-import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
 import { handleMetricsRequest } from "./metrics";
 
 /**
  * The API served straight from Node's HTTP server, in front of Next (scripts/start.ts): an
  * agent's call does not go through Next's router, which cost about as much CPU per request as
  * the API's own work (BENCHMARKS.md). The routes call the same functions as the route handlers
- * in app/api/ (which stay for `next dev`). `/api/session` (the dashboard login) stays with Next.
+ * in app/api/ (which stay for `next dev`), the Slack interactions endpoint included. `/api/session`
+ * (the dashboard login) stays with Next.
  */
 const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$)|integrations\/slack\/interactions$)/;
 
