@@ -70,7 +70,7 @@ export async function resolveAttention(
       const workItemId = await attentionItemOf(tx, input.id);
       if (!workItemId) throw notFound("attention request", input.id);
       await lockItem(tx, workItemId);
-      const request = await resolveIfOpen(tx, input.id, input.resolution, caller.actor, caller.person?.name ?? null);
+      const request = await resolveIfOpen(tx, input.id, input.resolution, caller.actor, caller.person?.name ?? caller.displayName ?? null);
       if (!request) {
         throw new WorkGraphError("ALREADY_RESOLVED", `attention request ${input.id} is already resolved`, { id: input.id });
       }

@@ -1,11 +1,18 @@
 import type { Db } from "../db";
 import type { Caller } from "../domain/types";
 import type { SlackResponder } from "../slack/client";
+import { selectEnabledPersonByEmail } from "../sql/people";
 import { resolveAttention } from "./attention";
 
-/** The Slack app acts as an operator (operators answer attention requests) in the name of the Slack user. */
-function slackCaller(responder: SlackResponder): Caller {
-  return { tokenId: "slack-app", role: "operator", workerId: null, actor: responder.actor, projects: [], capabilities: [] };
+/**
+ * The Slack app acts as an operator (operators answer attention requests) in the name of the
+ * Slack user: the known person with the Slack profile's email (`person:<email>`), else
+ * `slack:<user id>` with the Slack profile's name.
+ */
+async function slackCaller(db: Db, responder: SlackResponder): Promise<Caller> {
+  const caller: Caller = { tokenId: "slack-app", role: "operator", workerId: null, actor: responder.actor, projects: [], capabilities: [], displayName: responder.name };
+  const person = responder.email ? await selectEnabledPersonByEmail(db, responder.email) : undefined;
+  return person ? { ...caller, actor: person.actor, person: { id: person.id, name: person.name }, displayName: null } : caller;
 }
 
 /**
@@ -13,6 +20,6 @@ function slackCaller(responder: SlackResponder): Caller {
  * (`interactionKey`: Slack sending the same interaction again returns the first result).
  * ALREADY_RESOLVED when someone answered first.
  */
-export function answerFromSlack(db: Db, responder: SlackResponder, input: { requestId: string; resolution: string; interactionKey: string }) {
-  return resolveAttention(db, slackCaller(responder), { id: input.requestId, resolution: input.resolution, idempotencyKey: input.interactionKey });
+export async function answerFromSlack(db: Db, responder: SlackResponder, input: { requestId: string; resolution: string; interactionKey: string }) {
+  return resolveAttention(db, await slackCaller(db, responder), { id: input.requestId, resolution: input.resolution, idempotencyKey: input.interactionKey });
 }

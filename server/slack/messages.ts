@@ -31,11 +31,12 @@ export interface OptionValue {
   option: number;
 }
 
-/** Who answered, as Slack shows it: a Slack user as a mention (Slack renders the name), anyone else by their actor. */
-export function answererText(resolvedBy: string | null): string {
-  if (!resolvedBy) return "someone";
-  const slackUser = /^slack:([A-Z0-9]+)$/.exec(resolvedBy);
-  return slackUser ? `<@${slackUser[1]}>` : slackEscape(resolvedBy);
+/** Who answered, as Slack shows it: a Slack user as a mention (Slack renders the name), a person by name, anyone else by their actor. */
+export function answererText(request: Pick<SlackRequestRow, "resolvedBy" | "resolvedByName">): string {
+  if (!request.resolvedBy) return "someone";
+  const slackUser = /^slack:([A-Z0-9]+)$/.exec(request.resolvedBy);
+  if (slackUser) return `<@${slackUser[1]}>`;
+  return slackEscape(request.resolvedByName ?? request.resolvedBy);
 }
 
 function heading(request: SlackRequestRow, publicUrl: string): string {
@@ -78,14 +79,14 @@ export function answeredMessage(request: SlackRequestRow, publicUrl: string): { 
     text: `${fallbackText(request)} — answered`,
     blocks: [
       ...questionBlocks(request, publicUrl),
-      { type: "section", text: { type: "mrkdwn", text: `:white_check_mark: *Answered by ${answererText(request.resolvedBy)}:* ${answer}` } },
+      { type: "section", text: { type: "mrkdwn", text: `:white_check_mark: *Answered by ${answererText(request)}:* ${answer}` } },
     ],
   };
 }
 
 /** What the clicker of an already answered request is told (an ephemeral message). */
 export function alreadyAnsweredText(request: SlackRequestRow): string {
-  return `This request was already answered by ${answererText(request.resolvedBy)}: “${mrkdwn(request.resolution ?? "", 500)}”. Your answer was not recorded.`;
+  return `This request was already answered by ${answererText(request)}: “${mrkdwn(request.resolution ?? "", 500)}”. Your answer was not recorded.`;
 }
 
 /** Where a modal's answer goes: the request and the message it was opened from (for a reply there). */

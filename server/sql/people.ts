@@ -84,3 +84,12 @@ export async function selectAdminContacts(db: Db | Tx, limit: number): Promise<{
     SELECT name, email FROM people WHERE role = 'admin' AND disabled_at IS NULL AND (name IS NOT NULL OR email IS NOT NULL)
      ORDER BY last_seen_at DESC LIMIT ${limit}`;
 }
+
+/** The enabled person with this email (any issuer; the most recently seen), as an answer from Slack is attributed to them. */
+export async function selectEnabledPersonByEmail(db: Db | Tx, email: string): Promise<{ id: string; actor: string; name: string } | undefined> {
+  const [row] = await db.$queryRaw<{ id: string; actor: string; name: string }[]>`
+    SELECT id::text, actor, COALESCE(name, email, subject) AS name FROM people
+    WHERE lower(email) = lower(${email}) AND disabled_at IS NULL
+    ORDER BY last_seen_at DESC LIMIT 1`;
+  return row;
+}

@@ -82,7 +82,7 @@ describe("answering from Slack", () => {
     expect(answer.status).toBe(200);
     expect(answer.ms).toBeLessThan(3_000);
     await expect.poll(async () => (await people.admin.attention.get({ id: request.id })).status).toBe("resolved");
-    expect(await people.admin.attention.get({ id: request.id })).toMatchObject({ resolution: "Yes", resolvedBy: "slack:U0ALICE" });
+    expect(await people.admin.attention.get({ id: request.id })).toMatchObject({ resolution: "Yes", resolvedBy: "slack:U0ALICE", resolvedByName: "alice" });
     expect(slack.of("users.info").map((c) => c.args.user)).toContain("U0ALICE");
 
     const { ts } = (await messageOf(sql, request.id))!;
@@ -92,6 +92,29 @@ describe("answering from Slack", () => {
     expect(blockText(update!.args.blocks)).toContain("Answered by <@U0ALICE>:* Yes");
     expect(buttonsOf(update!)).toEqual([]);
     expect(slack.of("chat.postEphemeral")).toEqual([]);
+  });
+
+  it("an answer by a Slack user whose email is a known person is attributed to that person, by name", async ({ people, slack, sql, server }) => {
+    await sql.query("INSERT INTO people (issuer, subject, email, name, actor, role) VALUES ('https://idp.example', 'dana-1', 'Dana@Example.com', 'Dana Li', 'person:Dana@Example.com', 'operator')");
+    await sql.query("INSERT INTO people (issuer, subject, email, name, actor, role, disabled_at) VALUES ('https://idp.example', 'gone-1', 'gone@example.com', 'Gone Person', 'person:gone@example.com', 'operator', now())");
+    slack.addUser({ id: "U0DANALI", name: "dana", realName: "Dana Li", displayName: "dana", email: "dana@example.com" });
+    slack.addUser({ id: "U0GONE", name: "gone", realName: "Gone", displayName: "gone-slack", email: "gone@example.com" });
+    const known = await askQuestion(people, "person-1", { question: "Merge?", options: ["Yes"] });
+    const disabled = await askQuestion(people, "person-2", { question: "Deploy?", options: ["Yes"] });
+    for (const [request, user] of [[known, "U0DANALI"], [disabled, "U0GONE"]] as const) {
+      await expect.poll(() => postsOf(slack, request.id).length).toBe(1);
+      const yes = buttonsOf(postsOf(slack, request.id)[0]!).find((b) => b.text.text === "Yes")!;
+      expect((await postInteraction(server.url, signedInteraction(buttonClick(user, { action_id: yes.action_id, value: yes.value! })))).status).toBe(200);
+      await expect.poll(async () => (await people.admin.attention.get({ id: request.id })).status).toBe("resolved");
+    }
+    expect(await people.admin.attention.get({ id: known.id })).toMatchObject({ resolvedBy: "person:Dana@Example.com", resolvedByName: "Dana Li" });
+    const { rows } = await sql.query<{ actor: string }>("SELECT actor FROM events WHERE type = 'attention.resolved' AND data->>'requestId' = $1", [known.id]);
+    expect(rows.map((row) => row.actor)).toEqual(["person:Dana@Example.com"]);
+    // A disabled person is not answered for: the answer stays the Slack user's.
+    expect(await people.admin.attention.get({ id: disabled.id })).toMatchObject({ resolvedBy: "slack:U0GONE", resolvedByName: "gone-slack" });
+    const { ts } = (await messageOf(sql, known.id))!;
+    await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
+    expect(blockText(updatesOf(slack, ts)[0]!.args.blocks)).toContain("Answered by Dana Li:* Yes");
   });
 
   it("Answer… opens a modal with a text field; its submission resolves the request", async ({ people, slack, sql, server }) => {
