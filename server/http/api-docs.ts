@@ -11,8 +11,6 @@ import { openApiDocument } from "./openapi";
  * nothing from any other origin.
  */
 
-const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
-
 const PAGE = `<!DOCTYPE html>
 <html lang="en">
   <head>
@@ -38,9 +36,13 @@ const ASSETS: Record<string, { file: string; type: string }> = {
   "swagger-ui-bundle.js": { file: "swagger-ui-bundle.js", type: "text/javascript; charset=utf-8" },
 };
 
+/** A file of swagger-ui-dist, read on first request (an API server never asked for the docs never reads it). */
 const loaded = new Map<string, string>();
 const asset = (file: string) => {
-  if (!loaded.has(file)) loaded.set(file, readFileSync(path.join(swaggerUiDir, file), "utf8"));
+  if (!loaded.has(file)) {
+    const swaggerUiDir = path.dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
+    loaded.set(file, readFileSync(path.join(swaggerUiDir, file), "utf8"));
+  }
   return loaded.get(file)!;
 };
 

@@ -19,7 +19,7 @@ type JsonSchema = Record<string, unknown>;
 
 const REASONS = Object.keys(TRPC_CODE_BY_REASON) as Reason[];
 
-/** HTTP status of each tRPC code a reason maps to (tRPC's own table). */
+/** The HTTP status tRPC answers each code a reason maps to with. */
 const HTTP_STATUS: Record<string, number> = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
@@ -141,7 +141,9 @@ function operation(path: ProcedurePath, procedure: AnyProcedure, outputRef: stri
   };
   const success = (contentType: string, schema: JsonSchema, description: string) => ({ 200: { description, content: { [contentType]: { schema } } } });
   const result = { type: "object", required: ["result"], properties: { result: { type: "object", required: ["data"], properties: { data: output } } } };
-  const responses = errorResponses();
+  // Without a token there is no role to refuse.
+  const { 401: _, 403: __, ...publicResponses } = errorResponses();
+  const responses = access === "public" ? publicResponses : errorResponses();
   if (type === "mutation") {
     return {
       post: {

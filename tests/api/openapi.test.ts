@@ -83,6 +83,7 @@ describe("GET /api/openapi.json", () => {
     expect(claimInput.properties.durationSeconds).toMatchObject({ type: "integer", minimum: 1, maximum: 86_400, default: 900 });
     expect(Object.keys(claim.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "413", "500", "503"]);
     expect(claim.responses["409"].description).toContain("LEASE_NOT_CURRENT");
+    expect(Object.keys(document.paths["/api/trpc/health.check"].get.responses).sort()).toEqual(["200", "400", "404", "409", "413", "500", "503"]);
 
     const get = document.paths["/api/trpc/workItems.get"].get;
     expect(get.parameters).toEqual([expect.objectContaining({ name: "input", in: "query", required: true })]);

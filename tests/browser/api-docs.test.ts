@@ -15,7 +15,7 @@ beforeAll(async () => {
 afterAll(() => browser?.close());
 
 describe("API reference", () => {
-  it("renders every procedure of /api/openapi.json with the network beyond the app blocked", async () => {
+  it("renders every procedure of /api/openapi.json with the network beyond the app blocked", { timeout: 180_000 }, async () => {
     const context = await browser.newContext({ baseURL, viewport: DESKTOP });
     const app = new URL(baseURL).origin;
     const outside: string[] = [];
@@ -35,13 +35,13 @@ describe("API reference", () => {
     const document = (await (await context.request.get("/api/openapi.json")).json()) as { paths: Record<string, unknown> };
     const procedures = Object.keys(document.paths);
     await page.goto("/api/docs");
-    await expect.poll(() => page.locator(".opblock").count(), { timeout: 30_000 }).toBe(procedures.length);
+    await expect.poll(() => page.locator(".opblock").count(), { timeout: 60_000 }).toBe(procedures.length);
     await expect(page.locator(".info .title").innerText()).resolves.toContain("Work Graph API");
 
     const claim = page.locator(".opblock", { hasText: "/api/trpc/leases.claim" });
     await expect(claim.locator(".opblock-summary-method").innerText()).resolves.toBe("POST");
     await claim.locator(".opblock-summary").click();
-    await expect.poll(() => claim.locator(".opblock-body").innerText(), { timeout: 10_000 }).toContain("waitSeconds");
+    await expect.poll(() => claim.locator(".opblock-body").innerText(), { timeout: 30_000 }).toContain("waitSeconds");
     await expect(page.locator(".btn.authorize").count()).resolves.toBe(1);
 
     expect(outside).toEqual([]);

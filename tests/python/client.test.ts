@@ -74,10 +74,10 @@ const it = databaseTest().extend("python", { scope: "file" }, async ({ database,
 });
 
 describe("the Python client", () => {
-  it("passes its pytest suite against the real server", { timeout: 600_000 }, async ({ python }) => {
+  it("passes its pytest suite against the real server", { timeout: 900_000 }, async ({ python }) => {
     const result = await run(PYTHON, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=5", "tests"], { cwd: CLIENT_DIR, env: python.env });
     expect(result.code, result.output).toBe(0);
-    expect(result.output).toMatch(/\b1[0-9] passed\b|\b[1-9] passed\b/);
+    expect(result.output).toMatch(/\d+ passed/);
     expect(result.output).not.toMatch(/\b(failed|error)\b/);
   });
 

@@ -68,3 +68,18 @@ def test_a_lost_lease_signals_the_handler_and_its_result_is_not_written(
     item = operator.query("workItems.get", {"id": item_id})
     assert item["stage"] == "ready"
     assert operator.query("notes.list", {"workItemId": item_id})["items"] == []
+
+
+def test_a_handler_that_raises_hands_the_item_back_with_the_error(
+    agent: Callable[[str], Client], create_item: Callable[..., str], operator: Client
+) -> None:
+    item_id = create_item("Breaks the handler")
+
+    def handler(job: Job) -> Release:
+        raise RuntimeError("disk full")
+
+    summary = run_worker(agent("broken"), handler, duration_seconds=30, wait_seconds=1, max_items=1)
+    assert (summary.claimed, summary.handler_errors, summary.handed_back, summary.released) == (1, 1, 1, 0)
+    [lease] = operator.query("leases.history", {"workItemId": item_id})
+    assert lease["outcome"] == "returned"
+    assert operator.query("workItems.get", {"id": item_id})["stage"] == "ready"
