@@ -4,7 +4,7 @@ import { oidcSettings, publicUrl } from "../config";
 import type { Db } from "../db";
 import { logger } from "../log";
 import { insertOidcLogin, takeOidcLogin } from "../sql/people";
-import { signInPerson, type SignedInPerson } from "./people";
+import { refuseUngroupedPerson, signInPerson, type SignedInPerson } from "./people";
 
 /*
  * OpenID Connect sign-in with openid-client (a certified relying party): discovery, the
@@ -155,9 +155,13 @@ export async function finishSignIn(db: Db, configuration: oidc.Configuration, ca
     : settings.operatorGroups.length === 0 || groups.some((group) => settings.operatorGroups.includes(group))
       ? "operator"
       : null;
-  if (role === null) return { ok: false, refusal: "no_group" };
+  const issuer = configuration.serverMetadata().issuer;
+  if (role === null) {
+    await refuseUngroupedPerson(db, issuer, String(claims.sub));
+    return { ok: false, refusal: "no_group" };
+  }
   const person = await signInPerson(db, {
-    issuer: configuration.serverMetadata().issuer,
+    issuer,
     subject: String(claims.sub),
     email: stringClaim(claims, "email"),
     name: stringClaim(claims, "name") ?? stringClaim(claims, "preferred_username"),

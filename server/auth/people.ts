@@ -3,7 +3,7 @@ import type { Tx } from "../database/transaction";
 import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { tokenOwner } from "../sql/auth";
-import { disablePersonEndingAccess, enablePerson as enablePersonRow, selectAdminContacts, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
+import { disablePersonEndingAccess, enablePerson as enablePersonRow, endAccessOfUngrouped, selectAdminContacts, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
 import { isPersonSession } from "./sessions";
 import { createToken, forgetAuthenticatedTokens, listTokens, revokeToken } from "./tokens";
 
@@ -50,6 +50,11 @@ export async function signInPerson(
 
 export async function listPeople(db: Db | Tx): Promise<Person[]> {
   return (await selectPeople(db, PEOPLE_LIMIT)).map(toPerson);
+}
+
+/** A known person left every group: their sessions end and their personal tokens are revoked at once. */
+export async function refuseUngroupedPerson(db: Db, issuer: string, subject: string): Promise<void> {
+  if ((await endAccessOfUngrouped(db, issuer, subject)) > 0) forgetAuthenticatedTokens();
 }
 
 /** Admins a refused person can ask ("Dana Li <dana@example.com>"), at most three. */

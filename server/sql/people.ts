@@ -55,6 +55,21 @@ export async function disablePersonEndingAccess(db: Db | Tx, id: string): Promis
   return row;
 }
 
+/**
+ * A known person the provider now puts in no group: their sessions end and their personal
+ * tokens are revoked (they stay enabled: back in a group, they sign in again). How many tokens were revoked.
+ */
+export async function endAccessOfUngrouped(db: Db | Tx, issuer: string, subject: string): Promise<number> {
+  const [row] = await db.$queryRaw<{ revoked: number }[]>`
+    WITH person AS (SELECT id FROM people WHERE issuer = ${issuer} AND subject = ${subject}
+    ), ended AS (DELETE FROM dashboard_sessions WHERE person_id IN (SELECT id FROM person)
+    ), revoked AS (
+      UPDATE api_tokens SET revoked_at = statement_timestamp() WHERE person_id IN (SELECT id FROM person) AND revoked_at IS NULL RETURNING id
+    )
+    SELECT count(*)::int AS revoked FROM revoked`;
+  return row?.revoked ?? 0;
+}
+
 /** Lets the person sign in again (their revoked tokens stay revoked); undefined when there is no such person. */
 export async function enablePerson(db: Db | Tx, id: string): Promise<PersonRow | undefined> {
   const [row] = await db.$queryRaw<PersonRow[]>`

@@ -2,7 +2,7 @@ import { createTRPCClient, httpLink } from "@trpc/client";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AppRouter } from "../../server/trpc/root";
-import { launchBrowser } from "./support";
+import { launchBrowser, screenshot, seriousViolations, settled } from "./support";
 import { startSsoApp, type SsoApp } from "./sso-app";
 
 /*
@@ -37,12 +37,27 @@ describe("single sign-on", () => {
     await page.goto(`${app.url}/`);
     expect(new URL(page.url()).pathname).toBe("/login");
     await page.getByLabel("Token").waitFor();
+    await screenshot(page, "login-sso-desktop");
+    expect(await seriousViolations(page)).toEqual([]);
 
     await signIn(page, "dana");
     await page.locator(".topbar").getByText("Dana Li").waitFor();
     // An admin sees the People page, and herself on it.
     await page.getByRole("link", { name: "People" }).click();
     await page.getByTestId("people").locator('[data-subject="dana-001"]').waitFor();
+    await settled(page);
+    await screenshot(page, "people-desktop");
+    expect(await seriousViolations(page)).toEqual([]);
+    // Her own CLI tokens: one made here is shown once and listed.
+    await page.locator(".topbar").getByRole("link", { name: "Dana Li" }).click();
+    await page.getByRole("heading", { level: 1, name: "Your CLI tokens" }).waitFor();
+    await page.getByLabel("Label").fill("laptop");
+    await page.getByRole("button", { name: "Create token" }).click();
+    expect(await page.getByTestId("new-token").textContent()).toMatch(/^wgo_/);
+    await page.getByRole("button", { name: "Revoke laptop" }).waitFor();
+    await settled(page);
+    await screenshot(page, "account-desktop");
+    expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });
 
@@ -56,6 +71,7 @@ describe("single sign-on", () => {
     await page.waitForURL((url) => url.pathname === "/login/refused");
     expect(await page.getByTestId("refusal").textContent()).toMatch(/none of the groups/);
     await page.getByText("wg-admins, wg-operators").waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
     await context.close();
   });
 

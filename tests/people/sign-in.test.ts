@@ -229,6 +229,22 @@ describe("a signed-in person's actions", () => {
     expect((await call("people.disable", { id: person.id }, { session: again.session })).reason).toBe("FORBIDDEN");
   });
 
+  it("a known person whom the provider now puts in no group is refused, and loses their sessions and personal tokens", async ({ database }) => {
+    app.use(database);
+    const ana = { sub: "ana-004", email: "ana@example.com", name: "Ana Silva", groups: [OPERATOR_GROUP] };
+    ACCOUNTS.ana = ana;
+    try {
+      const first = await signIn("ana");
+      const { token } = (await call("people.createToken", {}, { session: first.session })).data as { token: string };
+      ana.groups = ["staff"];
+      expect(refusalOf((await signIn("ana")).landed)).toBe("no_group");
+      expect((await call("workItems.list", {}, { session: first.session }, "query")).reason).toBe("UNAUTHENTICATED");
+      expect((await call("workItems.list", {}, { token }, "query")).reason).toBe("UNAUTHENTICATED");
+    } finally {
+      delete ACCOUNTS.ana;
+    }
+  });
+
   it("logout ends the session and sends the browser to the provider's end-session endpoint", async ({ database }) => {
     app.use(database);
     const { session } = await signIn("dana");
