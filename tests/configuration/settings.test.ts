@@ -104,7 +104,7 @@ describe("the accessors", () => {
  * proxy.ts and the scripts under scripts/, `npm start` first). Excepted: NODE_ENV (the
  * framework's build mode, which Next inlines at build time, not a setting of ours); handing the
  * whole environment to a child process (`...process.env`); scripts/start.ts setting
- * DATABASE_URL and NEXT_TELEMETRY_DISABLED for the Next code it loads. Not scanned: the tests
+ * DATABASE_URL, WORK_GRAPH_DB_PREPARED_STATEMENTS (embedded database) and NEXT_TELEMETRY_DISABLED for the Next code it loads. Not scanned: the tests
  * and bench (they set up environments), the agent package (a client with its own settings:
  * docs/agents.md), scripts/browser-tests.mjs (the browser test runner) and generated code.
  */
@@ -118,7 +118,7 @@ function environmentReads(file: string, text: string): string[] {
     const [, name, assignment] = match;
     const spread = text.slice(Math.max(0, match.index - 3), match.index) === "...";
     if (spread || name === "NODE_ENV") continue;
-    if (file === START && assignment && (name === "DATABASE_URL" || name === "NEXT_TELEMETRY_DISABLED")) continue;
+    if (file === START && assignment && (name === "DATABASE_URL" || name === "WORK_GRAPH_DB_PREPARED_STATEMENTS" || name === "NEXT_TELEMETRY_DISABLED")) continue;
     reads.push(`${file}: ${text.slice(match.index, match.index + 45).split("\n")[0]}`);
   }
   return reads;
