@@ -81,6 +81,10 @@ export function ImportView() {
   const canImport = dryRunDone && checked?.text === text && !run.isPending;
 
   return (
+    <>
+    <div className="page-head">
+      <h1>Import</h1>
+    </div>
     <Section title="Import a plan" id="import-heading">
       <form className="action-form import-form" aria-label="Import a plan" onSubmit={(event) => { event.preventDefault(); submit(true); }}>
         <div className="row">
@@ -138,5 +142,6 @@ export function ImportView() {
         </ul>
       ) : null}
     </Section>
+    </>
   );
 }

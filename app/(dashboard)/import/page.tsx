@@ -7,6 +7,15 @@ export const metadata: Metadata = { title: "Import" };
 
 export default async function ImportPage() {
   const caller = await sessionCaller();
-  if (caller?.role !== "operator" && caller?.role !== "admin") return <Empty>Importing plans is for operators.</Empty>;
+  if (caller?.role !== "operator" && caller?.role !== "admin") {
+    return (
+      <>
+        <div className="page-head">
+          <h1>Import</h1>
+        </div>
+        <Empty>Importing plans is for operators.</Empty>
+      </>
+    );
+  }
   return <ImportView />;
 }
