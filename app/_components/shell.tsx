@@ -8,7 +8,7 @@ import { observeServerClock, useServerNow } from "./clock";
 import { CSRF_HEADER } from "@/server/domain/contract";
 import { clockTime } from "./format";
 import { useTRPC } from "./trpc";
-import { ADMIN_NAV } from "./admin-nav";
+import { ADMIN_NAV, OPERATOR_NAV } from "./admin-nav";
 import { useProjectHref, useProjectId } from "./project";
 import { ProjectSwitcher } from "./project-switcher";
 
@@ -92,7 +92,7 @@ export function Shell({ actor, role, personName, children }: { actor: string; ro
           </Link>
           <nav aria-label="Main">
             <ul>
-              {[...NAV, ...(role === "admin" ? ADMIN_NAV : [])].map(({ href, label }) => (
+              {[...NAV, ...(role === "admin" || role === "operator" ? OPERATOR_NAV : []), ...(role === "admin" ? ADMIN_NAV : [])].map(({ href, label }) => (
                 <li key={href}>
                   <Link href={projectHref(href)} aria-current={isCurrent(pathname, href) ? "page" : undefined}>
                     {label}
