@@ -151,7 +151,7 @@ const person = z.object({
   subject: z.string(),
   email: z.string().nullable(),
   name: z.string().nullable(),
-  role: z.enum(["operator", "admin"]),
+  role: z.enum(ROLES).exclude(["agent"]),
   createdAt: time,
   lastSeenAt: time,
   disabledAt: time.nullable(),
