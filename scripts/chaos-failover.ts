@@ -26,6 +26,7 @@ import pg from "pg";
 import { createWorkGraphClient, type WorkGraphClient } from "../packages/agent/src/sdk/client";
 import { toWorkGraphError } from "../packages/agent/src/sdk/errors";
 import { freePort } from "../server/database/embedded";
+import { watchParents } from "../server/process/parent-watch";
 import { sleep, startServer, stopServer, tempDataDir, until, waitReady, type RunningServer } from "./server-process";
 
 const POSTGRES_BIN = "/usr/lib/postgresql/15/bin";
@@ -80,8 +81,8 @@ async function startPrimary(root: string): Promise<Cluster> {
       "",
     ].join("\n"),
   );
-  await asPostgres(bin("pg_ctl"), ["-D", dir, "-l", path.join(root, "primary.log"), "-w", "start"]);
   clustersStarted.push({ dir, port, url: databaseUrlOf(port) });
+  await asPostgres(bin("pg_ctl"), ["-D", dir, "-l", path.join(root, "primary.log"), "-w", "start"]);
   await asPostgres(bin("createdb"), ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "workgraph"]);
   return { dir, port, url: databaseUrlOf(port) };
 }
@@ -131,8 +132,8 @@ async function startStandby(root: string, primary: Cluster, linkPort: number): P
     path.join(dir, "postgresql.auto.conf"),
     `primary_conninfo = 'host=127.0.0.1 port=${linkPort} user=postgres application_name=${STANDBY_NAME}'\n`,
   );
-  await asPostgres(bin("pg_ctl"), ["-D", dir, "-l", path.join(root, "standby.log"), "-w", "start"]);
   clustersStarted.push({ dir, port, url: databaseUrlOf(port) });
+  await asPostgres(bin("pg_ctl"), ["-D", dir, "-l", path.join(root, "standby.log"), "-w", "start"]);
   // Named only now that it exists: until then every commit would wait for it.
   if (synchronous) await query(primary.url, `ALTER SYSTEM SET synchronous_standby_names = '${STANDBY_NAME}'`);
   await query(primary.url, `SELECT pg_reload_conf()`);
@@ -219,7 +220,7 @@ function isOutage(error: unknown): boolean {
   return reason === "NETWORK" || reason === "UNAVAILABLE";
 }
 
-/** pg_ctl daemonizes the clusters: a failed run stops them itself. */
+/** pg_ctl daemonizes the clusters: a failed run stops them itself (each is listed before it starts). */
 const clustersStarted: Cluster[] = [];
 
 async function main() {
@@ -493,12 +494,14 @@ function stopClusters() {
     }
   }
 }
-// A bounded run (CI's `timeout`) or ^C: the app instances follow their parent, the clusters do not.
-for (const signal of ["SIGTERM", "SIGINT"] as const)
-  process.on(signal, () => {
-    stopClusters();
-    process.exit(1);
-  });
+// A bounded run (CI's `timeout` signals npm, whose shell does not pass it on) or ^C: the app
+// instances follow their parent, the clusters do not.
+const stopAndExit = () => {
+  stopClusters();
+  process.exit(1);
+};
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, stopAndExit);
+watchParents(stopAndExit);
 main().catch((error) => {
   console.error("[failover] FAILED:", error);
   stopClusters();
