@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { admin, LIVE_MS, launchBrowser, operatorContext, run, seriousViolations, textNow } from "./support";
+import { admin, LIVE_MS, launchBrowser, operatorContext, run, screenshot, seriousViolations, textNow } from "./support";
 
 /*
  * The Import page (issue 27 item 3): paste a plan, a dry run shows the tree and marks the
@@ -38,6 +38,7 @@ describe("Import page", () => {
     const offending = page.locator('[data-testid="import-tree"] li[data-offending]');
     await expect.poll(() => offending.getAttribute("data-ref"), { timeout: LIVE_MS }).toBe("step");
     expect(await offending.textContent()).toContain(`missing-${run}`);
+    await screenshot(page, "import-refused");
     expect(await page.getByRole("button", { name: "Import", exact: true }).isDisabled()).toBe(true);
     expect((await admin.workItems.list.query({ externalId: `browser-${run}:epic` })).items).toEqual([]);
 

@@ -29,6 +29,7 @@ const pages = () => [
   { name: "attention-resolved", path: "/attention?tab=resolved", heading: "Attention inbox" },
   { name: "limits", path: "/limits", heading: "Limits" },
   { name: "unroutable", path: "/unroutable", heading: "Unroutable items" },
+  { name: "import", path: "/import", heading: "Import" },
 ];
 
 describe.each([
