@@ -34,16 +34,8 @@ class DryRunDone {
   constructor(readonly result: ImportResult) {}
 }
 
-/** How many items an agent may import at once: a small plan it drafts (MCP `create` with `items`); larger plans are an operator's. */
-export const AGENT_IMPORT_LIMIT = 100;
-
 /** workItems.import (docs/api.md "Import"): the whole plan in one transaction, or nothing. */
 export async function importWorkItems(db: Db, caller: Caller, input: ImportInput): Promise<ImportResult> {
-  if (caller.role === "agent" && input.items.length > AGENT_IMPORT_LIMIT) {
-    throw new WorkGraphError("FORBIDDEN", `an agent imports at most ${AGENT_IMPORT_LIMIT} items at once; larger plans are imported by an operator`, {
-      limit: AGENT_IMPORT_LIMIT,
-    });
-  }
   try {
     return await inTransaction(db, (tx) =>
       idempotent(tx, idempotencyScope(caller), input.idempotencyKey, "workItems.import", input, async () => {

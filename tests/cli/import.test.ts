@@ -150,10 +150,10 @@ describe("work-graph import", () => {
 });
 
 describe("MCP create with items", () => {
-  it("creates a small plan through workItems.import, all or nothing", async () => {
+  it("creates a small plan through workItems.import, all or nothing, with an operator's token", async () => {
     const transport = new StdioClientTransport({
       command: process.execPath, args: [BIN, "mcp"], cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", WORK_GRAPH_URL: server.url, WORK_GRAPH_TOKEN: agentToken }, stderr: "pipe",
+      env: { PATH: process.env.PATH ?? "", WORK_GRAPH_URL: server.url, WORK_GRAPH_TOKEN: operator.token }, stderr: "pipe",
     });
     const client = new Client({ name: "work-graph-import-test", version: "1.0.0" });
     await client.connect(transport);
@@ -177,6 +177,24 @@ describe("MCP create with items", () => {
       expect(await count()).toBe(before);
       expect((await call({ title: "Both", items: [{ ref: "z", title: "Z" }] })).text).toMatch(/^VALIDATION/);
       expect((await call({ title: "Just one" })).text).toMatch(/^Created /);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("with an agent token, items are refused (imports are an operator's) and nothing is written", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath, args: [BIN, "mcp"], cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", WORK_GRAPH_URL: server.url, WORK_GRAPH_TOKEN: agentToken }, stderr: "pipe",
+    });
+    const client = new Client({ name: "work-graph-import-test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const before = await count();
+      const result = await client.callTool({ name: "create", arguments: { items: [{ ref: "a", title: "A" }] } }, undefined, { timeout: 60_000 });
+      expect(result.isError).toBe(true);
+      expect((result.content as { text: string }[]).map((part) => part.text).join("\n")).toMatch(/^FORBIDDEN/);
+      expect(await count()).toBe(before);
     } finally {
       await client.close();
     }

@@ -32,7 +32,7 @@ export const workItemsRouter = router({
     }))
     .mutation(({ ctx, input }) => createWorkItem(ctx.db, ctx.caller, withKey(input))),
 
-  import: rolesProcedure("operator", "agent")
+  import: rolesProcedure("operator")
     .input(z.object({
       projectId: projectId.optional(),
       items: z.array(z.unknown()).min(1).max(1000),

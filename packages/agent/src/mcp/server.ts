@@ -407,7 +407,8 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
   server.registerTool("create", {
     title: "Create a work item, or a small plan",
     description: "Add a new work item, for example follow-up work you discovered that should not be done as part of your current item. It joins the queue (or waits for its dependencies, or its notBefore time). Returns the new item's id and stage. "
-      + "Or pass `items` (up to 100) instead of `title` to create a small plan at once, all or nothing: each item has a `ref`, and `parent`/`dependsOn` name other refs of the list or existing ids.",
+      + "Or pass `items` (up to 100) instead of `title` to create a small plan at once, all or nothing: each item has a `ref`, and `parent`/`dependsOn` name other refs of the list or existing ids. "
+      + "Plans are imported with workItems.import, which is an operator's: with an agent token `items` answers FORBIDDEN (create the items one by one, or ask a person to import the plan).",
     inputSchema: {
       title: z.string().min(1).max(500).optional().describe("the item's title (or give items)"),
       description: z.string().max(100_000).optional(),
