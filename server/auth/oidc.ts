@@ -4,7 +4,7 @@ import { oidcSettings, publicUrl } from "../config";
 import type { Db } from "../db";
 import { logger } from "../log";
 import { insertOidcLogin, takeOidcLogin } from "../sql/people";
-import { refuseUngroupedPerson, signInPerson, type SignedInPerson } from "./people";
+import { refuseUngroupedPerson, signInPerson, type Person } from "./people";
 
 /*
  * OpenID Connect sign-in with openid-client (a certified relying party): discovery, the
@@ -108,7 +108,7 @@ export async function beginSignIn(db: Db, configuration: oidc.Configuration): Pr
 /** Why a sign-in was refused: each has its own sentence on /login/refused. */
 export type Refusal = "invalid" | "expired" | "provider" | "no_group" | "disabled";
 
-export type SignInResult = { ok: true; person: SignedInPerson } | { ok: false; refusal: Refusal };
+export type SignInResult = { ok: true; person: Person } | { ok: false; refusal: Refusal };
 
 function stringClaim(claims: Record<string, unknown>, name: string): string | null {
   const value = claims[name];

@@ -20,8 +20,6 @@ export interface Person {
   disabledAt: string | null;
 }
 
-export type SignedInPerson = Person;
-
 /** people.list answers at most this many (the most recently seen). */
 export const PEOPLE_LIMIT = 1000;
 
