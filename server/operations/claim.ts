@@ -11,6 +11,7 @@ import { agentCapabilities, missingCapabilities, type Routing } from "../domain/
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
 } from "../sql/claims";
+import { cancelClosedIssues } from "../sql/github";
 import { idempotent } from "../sql/idempotency";
 import { endExpiredLeases } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
@@ -52,11 +53,12 @@ function toClaimResult(row: ClaimRow): ClaimResult {
 /**
  * Leases an item this transaction has locked: ends an expired lease on it first (rule 7
  * (expiry is recorded)). Null when that expiry sent the item to a person instead (rule 11
- * (repeated expiry goes to a person)).
+ * (repeated expiry goes to a person)) or cancelled it (its GitHub issue was closed meanwhile).
  */
 async function endExpiryThenLease(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
-  const expired = await endExpiredLeases(tx, [itemId]);
-  if ((await sendRepeatedExpiriesToPerson(tx, expired.map((lease) => lease.workItemId))).length > 0) return null;
+  const expired = (await endExpiredLeases(tx, [itemId])).map((lease) => lease.workItemId);
+  if ((await cancelClosedIssues(tx, expired)).length > 0) return null;
+  if ((await sendRepeatedExpiriesToPerson(tx, expired)).length > 0) return null;
   return countClaim(tx, toClaimResult(await leaseLockedItem(tx, itemId, workerId, durationSeconds)));
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { logger } from "../log";
+import { cancelClosedIssues } from "../sql/github";
 import { deleteExpiredReceipts } from "../sql/idempotency";
 import { endExpiredLeases, lockExpiredDue } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
@@ -13,7 +14,8 @@ import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   return inTransaction(db, async (tx) => {
     const ended = await endExpiredLeases(tx, await lockExpiredDue(tx, batch));
-    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId));
+    const cancelled = new Set(await cancelClosedIssues(tx, ended.map((lease) => lease.workItemId)));
+    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId).filter((id) => !cancelled.has(id)));
     return ended.length;
   });
 }
