@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { getDb, type Db } from "../db";
 import { liveness, readiness, type HealthReport } from "../health";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
+import { handleGithubWebhook } from "../github/webhook";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
 
@@ -11,7 +12,7 @@ import { handleMetricsRequest } from "./metrics";
  * the API's own work (BENCHMARKS.md). The routes call the same functions as the route handlers
  * in app/api/ (which stay for `next dev`). `/api/session` (the dashboard login) stays with Next.
  */
-const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$)/;
+const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|integrations\/github\/webhook$)/;
 
 /** Whether `handleNodeApi` answers this request; everything else goes to Next. */
 export const servesApi = (url: string | undefined): boolean => API_PATH.test(url ?? "");
@@ -48,6 +49,9 @@ const health = (report: HealthReport): ApiResponse => ({
 async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<ApiResponse> {
   if (url.pathname === "/api/health/live") return health(liveness());
   if (url.pathname === "/api/health/ready") return health(await readiness(db));
+  if (url.pathname === "/api/integrations/github/webhook") {
+    return handleGithubWebhook(db, { method: req.method ?? "GET", headers: headerReader(req), readBody: (limit) => readBoundedNodeBody(req, limit) });
+  }
   if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
   // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
   // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
@@ -90,7 +94,7 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
 /** `npm start -- --api-only`: only the API; any other path is a 404 that says why. */
 export async function handleApiOnly(req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (servesApi(req.url)) return handleNodeApi(req, res);
-  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/* and /api/metrics exist" });
+  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics and /api/integrations/github/webhook exist" });
   res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "application/json" });
   res.end(body);
 }

@@ -106,3 +106,17 @@ export async function selectAttentionForGithub(db: Db, requestId: string): Promi
     SELECT question, resolution, resolved_by AS "resolvedBy" FROM attention_requests WHERE id = ${requestId}::uuid`;
   return row;
 }
+
+/** A note under item `workItemId`'s live lease (its worker reads it with the item), with its `note.added` event. */
+export async function insertNoteUnderCurrentLease(tx: Tx, workItemId: string, content: string): Promise<void> {
+  await tx.$executeRaw`
+    WITH n AS (
+      INSERT INTO notes (work_item_id, lease_id, epoch, worker_id, content)
+      SELECT w.id, l.id, l.epoch, l.worker_id, ${content}
+        FROM work_items w JOIN leases l ON l.id = w.current_lease_id
+       WHERE w.id = ${workItemId}
+      RETURNING *
+    )
+    INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
+    SELECT n.work_item_id, 'note.added', n.worker_id, n.lease_id, n.epoch, jsonb_build_object('noteId', n.id) FROM n`;
+}
