@@ -16,7 +16,7 @@ import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, embeddedDatabasePort, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, sweepIntervalMs } from "../server/config";
+import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
@@ -27,6 +27,7 @@ import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
+import { githubApi, syncGithubWebhook } from "../server/github/progress";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
@@ -125,6 +126,9 @@ async function main() {
     throw error;
   });
   ensureSecretKey();
+  const githubApiSetup = githubApiSettings();
+  const github = githubApiSetup ? githubApi(githubApiSetup) : null;
+  if (github) await syncGithubWebhook(db, github);
 
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   let app: ReturnType<typeof import("next").default> | undefined;
@@ -180,7 +184,7 @@ async function main() {
       noteDatabaseUp();
     },
   );
-  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl() });
+  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), github });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);

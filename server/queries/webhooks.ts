@@ -1,13 +1,15 @@
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { notFound } from "../errors";
+import type { WebhookFormat } from "../webhooks/payload";
 import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
 
 export interface Webhook {
   id: string;
   url: string;
   events: string[];
-  format: "json" | "slack";
+  /** `github`: GitHub progress out's own webhook (docs/github.md). */
+  format: WebhookFormat;
   label: string | null;
   createdAt: string;
   lastDeliveredAt: string | null;

@@ -120,3 +120,16 @@ export async function insertNoteUnderCurrentLease(tx: Tx, workItemId: string, co
     INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
     SELECT n.work_item_id, 'note.added', n.worker_id, n.lease_id, n.epoch, jsonb_build_object('noteId', n.id) FROM n`;
 }
+
+/** The comment already posted for outbox delivery `deliveryId`, if any. */
+export async function selectGithubComment(db: Db, deliveryId: string): Promise<bigint | undefined> {
+  const [row] = await db.$queryRaw<{ commentId: bigint }[]>`
+    SELECT comment_id AS "commentId" FROM github_comments WHERE delivery_id = ${deliveryId}::uuid`;
+  return row?.commentId;
+}
+
+export async function insertGithubComment(db: Db, deliveryId: string, commentId: number): Promise<void> {
+  await db.$executeRaw`
+    INSERT INTO github_comments (delivery_id, comment_id) VALUES (${deliveryId}::uuid, ${commentId})
+    ON CONFLICT (delivery_id) DO NOTHING`;
+}

@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
+import { attemptGithubDelivery, type GithubApi } from "../github/progress";
 import { logger } from "../log";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";
 import { attemptRecorder } from "./record";
@@ -15,6 +16,8 @@ export interface DispatcherOptions {
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
   onError?: (error: unknown) => void;
+  /** GitHub's API, which delivers the `github` webhook's deliveries (server/github/progress.ts); null when it is off here. */
+  github?: GithubApi | null;
 }
 
 /**
@@ -41,7 +44,10 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   const recorder = attemptRecorder(db, onError);
 
   const deliver = async (delivery: ClaimedDelivery) => {
-    recorder.add(delivery, await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal }));
+    const result = delivery.format === "github"
+      ? await attemptGithubDelivery(db, options.github ?? null, delivery, options.publicUrl)
+      : await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal });
+    recorder.add(delivery, result);
   };
 
   const start = (delivery: ClaimedDelivery) => {

@@ -2,7 +2,8 @@ import { createHmac, randomBytes } from "node:crypto";
 import type { WorkGraphEvent } from "../domain/types";
 import { itemHref } from "../domain/contract";
 
-export type WebhookFormat = "json" | "slack";
+/** `github`: GitHub progress out's own webhook (server/github/progress.ts), created from its settings, not through webhooks.create. */
+export type WebhookFormat = "json" | "slack" | "github";
 
 export const TEST_EVENT_TYPE = "webhook.test";
 

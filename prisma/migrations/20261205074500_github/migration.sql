@@ -20,6 +20,17 @@ CREATE TABLE "github_closes" (
 ALTER TABLE "github_closes" ADD CONSTRAINT "github_closes_work_item_id_fkey"
     FOREIGN KEY ("work_item_id") REFERENCES "work_items"("id") ON DELETE RESTRICT ON UPDATE RESTRICT;
 
+-- Comments posted for outbox deliveries, so a retry after a later step failed (closing the
+-- issue) never posts the comment twice.
+CREATE TABLE "github_comments" (
+    "delivery_id" UUID   NOT NULL,
+    "comment_id"  BIGINT NOT NULL,
+    "created_at"  TIMESTAMPTZ(6) NOT NULL DEFAULT clock_timestamp(),
+    CONSTRAINT "github_comments_pkey" PRIMARY KEY ("delivery_id")
+);
+ALTER TABLE "github_comments" ADD CONSTRAINT "github_comments_delivery_id_fkey"
+    FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE RESTRICT ON UPDATE RESTRICT;
+
 -- Progress out goes through the webhook outbox as the one webhook of format 'github'.
 ALTER TABLE "webhooks" DROP CONSTRAINT "webhooks_format_check",
     ADD CONSTRAINT "webhooks_format_check" CHECK ("format" IN ('json', 'slack', 'github'));
