@@ -26,7 +26,14 @@ export interface GithubApi {
 }
 
 export function githubApi(settings: { token: string; apiUrl: string }): GithubApi {
-  return { apiUrl: settings.apiUrl, octokit: new Octokit({ auth: settings.token, baseUrl: settings.apiUrl, userAgent: "work-graph" }) };
+  // A failed call is recorded on its delivery (and retried); Octokit's own console lines would repeat it.
+  const log = {
+    debug: (message: string) => logger().trace({ github: message }),
+    info: (message: string) => logger().debug({ github: message }),
+    warn: (message: string) => logger().warn({ github: message }),
+    error: (message: string) => logger().debug({ github: message }),
+  };
+  return { apiUrl: settings.apiUrl, octokit: new Octokit({ auth: settings.token, baseUrl: settings.apiUrl, userAgent: "work-graph", log }) };
 }
 
 /** Creates (or updates) the `github` outbox webhook; its secret is never used (nothing is signed for GitHub's API) but every webhook has one. */

@@ -25,6 +25,7 @@ interface Call {
   query: URLSearchParams;
   authorization: string | undefined;
   body: Record<string, unknown> | null;
+  status?: number;
 }
 
 export interface FakeIssue {
@@ -44,6 +45,7 @@ export async function startFakeGithub() {
   const calls: Call[] = [];
   const issues = new Map<string, FakeIssue[]>();
   let down = false;
+  let failingPatches = 0;
   let nextCommentId = 1000;
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -51,8 +53,10 @@ export async function startFakeGithub() {
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://fake");
       const text = Buffer.concat(chunks).toString("utf8");
-      calls.push({ method: req.method ?? "", path: url.pathname, query: url.searchParams, authorization: req.headers.authorization, body: text ? JSON.parse(text) : null });
+      const call: Call = { method: req.method ?? "", path: url.pathname, query: url.searchParams, authorization: req.headers.authorization, body: text ? JSON.parse(text) : null };
+      calls.push(call);
       const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+        call.status = status;
         res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
         res.end(JSON.stringify(body));
       };
@@ -61,6 +65,10 @@ export async function startFakeGithub() {
       let match = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
       if (match && req.method === "POST") return send(201, { id: nextCommentId++, body: JSON.parse(text).body });
       match = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/.exec(url.pathname);
+      if (match && req.method === "PATCH" && failingPatches > 0) {
+        failingPatches--;
+        return send(502, { message: "Bad Gateway" });
+      }
       if (match && req.method === "PATCH") return send(200, { number: Number(match[3]), ...JSON.parse(text) });
       match = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(url.pathname);
       if (match && req.method === "GET") {
@@ -89,11 +97,19 @@ export async function startFakeGithub() {
     setDown(value: boolean) {
       down = value;
     },
+    /** The next `n` issue updates fail with 502. */
+    failPatches(n: number) {
+      failingPatches = n;
+    },
     setIssues(repository: string, list: FakeIssue[]) {
       issues.set(repository, list);
     },
+    /** The comments posted (answered 201) on an issue, in arrival order. */
     commentsOn: (repository: string, issueNumber: number) =>
-      calls.filter((c) => c.method === "POST" && c.path === `/repos/${repository}/issues/${issueNumber}/comments` && !down).map((c) => String(c.body?.body)),
+      calls.filter((c) => c.method === "POST" && c.path === `/repos/${repository}/issues/${issueNumber}/comments` && c.status === 201).map((c) => String(c.body?.body)),
+    /** The issue updates GitHub accepted (200). */
+    updatesOf: (repository: string, issueNumber: number) =>
+      calls.filter((c) => c.method === "PATCH" && c.path === `/repos/${repository}/issues/${issueNumber}` && c.status === 200).map((c) => c.body),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
