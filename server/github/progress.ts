@@ -7,7 +7,7 @@ import type { ClaimedDelivery } from "../webhooks/claim";
 import { itemUrl, newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/send";
 import { encryptSecret } from "../webhooks/secret-box";
-import { parseIssueExternalId } from "./issue";
+import { parseGithubIssueExternalId } from "../domain/contract";
 
 /*
  * GitHub progress out (docs/github.md): the outbox's `github` webhook takes the events of items
@@ -99,7 +99,7 @@ export async function attemptGithubDelivery(db: Db, api: GithubApi | null, deliv
   if (delivery.event.type === TEST_EVENT_TYPE) return ok("test delivery: nothing is posted to GitHub");
   try {
     const item = await selectGithubItem(db, delivery.event.workItemId);
-    const issue = parseIssueExternalId(item?.externalId ?? null);
+    const issue = parseGithubIssueExternalId(item?.externalId ?? null);
     if (!issue) return ok("not a GitHub issue's item: nothing to post");
     const comment = await commentFor(db, delivery, publicUrl);
     if (!comment) return ok(`nothing to post for ${delivery.event.type}`);

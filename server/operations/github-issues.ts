@@ -3,8 +3,9 @@ import { inTransaction } from "../database/transaction";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import {
-  blockerNumbers, hasLabel, issueExternalId, issueImport, itemFields, openTasks, taskExternalId, type IssuesPayload,
-} from "../github/issue";
+  githubBlockerNumbers, githubIssueExternalId, githubIssueFields, githubIssueImport, githubOpenTasks, githubTaskExternalId,
+} from "../domain/contract";
+import { hasLabel, type IssuesPayload } from "../github/issue";
 import { logger } from "../log";
 import { appendEvents } from "../sql/events";
 import { lockItem } from "../sql/fencing";
@@ -47,8 +48,8 @@ function tolerated(error: unknown, what: string): void {
 /** The ids of the existing items of the issues this one depends on (those that do not exist yet are left out). */
 async function existingBlockers(db: Db, payload: IssuesPayload, projectId: string): Promise<string[]> {
   const ids: string[] = [];
-  for (const number of blockerNumbers(payload.issue.body, payload.issue.number)) {
-    const id = await selectItemIdByExternalId(db, projectId, issueExternalId(payload.repository.full_name, number));
+  for (const number of githubBlockerNumbers(payload.issue.body, payload.issue.number)) {
+    const id = await selectItemIdByExternalId(db, projectId, githubIssueExternalId(payload.repository.full_name, number));
     if (id) ids.push(id);
   }
   return ids;
@@ -57,18 +58,18 @@ async function existingBlockers(db: Db, payload: IssuesPayload, projectId: strin
 /** An existing item follows its issue: fields, new task-list entries as children, new blockers. */
 async function updateFromIssue(db: Db, caller: Caller, payload: IssuesPayload, projectId: string, id: string): Promise<IssueOutcome> {
   try {
-    await updateWorkItem(db, caller, { id, ...itemFields(payload) });
+    await updateWorkItem(db, caller, { id, ...githubIssueFields(payload.issue) });
   } catch (error) {
     if (error instanceof WorkGraphError && error.reason === "ALREADY_TERMINAL") return { result: "ignored", why: `work item ${id} is already ${String(error.detail?.status)}` };
     throw error;
   }
-  const externalId = issueExternalId(payload.repository.full_name, payload.issue.number);
-  const tasks = openTasks(payload.issue.body);
+  const externalId = githubIssueExternalId(payload.repository.full_name, payload.issue.number);
+  const tasks = githubOpenTasks(payload.issue.body);
   if (tasks.length > 0) {
     try {
       await importWorkItems(db, caller, {
         projectId,
-        items: tasks.map((task, index) => ({ ref: `task-${index + 1}`, parent: id, title: task, externalId: taskExternalId(externalId, task) })),
+        items: tasks.map((task, index) => ({ ref: `task-${index + 1}`, parent: id, title: task, externalId: githubTaskExternalId(externalId, task) })),
       });
     } catch (error) {
       tolerated(error, "task-list children");
@@ -113,7 +114,7 @@ async function closeIssueItem(db: Db, caller: Caller, id: string): Promise<Issue
 export async function applyIssueEvent(db: Db, settings: GithubIssueSettings, payload: IssuesPayload): Promise<IssueOutcome> {
   const caller = githubCaller(payload.sender?.login);
   const projectId = projectOfRepository(settings, payload.repository.full_name);
-  const externalId = issueExternalId(payload.repository.full_name, payload.issue.number);
+  const externalId = githubIssueExternalId(payload.repository.full_name, payload.issue.number);
   const existing = await selectItemIdByExternalId(db, projectId, externalId);
   switch (payload.action) {
     case "closed":
@@ -131,7 +132,7 @@ export async function applyIssueEvent(db: Db, settings: GithubIssueSettings, pay
     case "reopened": {
       if (!hasLabel(payload.issue.labels, settings.label)) return { result: "ignored", why: `the issue does not carry the label ${settings.label}` };
       if (existing) return updateFromIssue(db, caller, payload, projectId, existing);
-      const { refs } = await importWorkItems(db, caller, { projectId, items: issueImport(payload, await existingBlockers(db, payload, projectId)) });
+      const { refs } = await importWorkItems(db, caller, { projectId, items: githubIssueImport(payload.repository.full_name, payload.issue, await existingBlockers(db, payload, projectId)) });
       return { result: "created", workItemId: refs[`#${payload.issue.number}`]! };
     }
     default:

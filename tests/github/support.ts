@@ -61,7 +61,8 @@ export async function startFakeGithub() {
         res.end(JSON.stringify(body));
       };
       if (down) return send(503, { message: "Service Unavailable" });
-      if (req.headers.authorization !== `token ${TOKEN}`) return send(401, { message: "Bad credentials" });
+      // Octokit sends `token <T>`, the CLI `Bearer <T>`: GitHub takes both.
+      if (req.headers.authorization !== `token ${TOKEN}` && req.headers.authorization !== `Bearer ${TOKEN}`) return send(401, { message: "Bad credentials" });
       let match = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(url.pathname);
       if (match && req.method === "POST") return send(201, { id: nextCommentId++, body: JSON.parse(text).body });
       match = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)$/.exec(url.pathname);
