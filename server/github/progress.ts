@@ -81,12 +81,12 @@ async function commentFor(db: Db, delivery: ClaimedDelivery, publicUrl: string):
   }
 }
 
+/** An Octokit failure as the deliveries view shows it. Octokit reports a network failure as status 500 without a response. */
 function apiError(error: unknown): AttemptResult {
-  const status = (error as { status?: unknown }).status;
-  if (typeof status === "number" && status > 0) return failed(`GitHub answered HTTP ${status}`, status);
-  const cause = (error as { cause?: { code?: string } }).cause?.code;
-  if (error instanceof Error && (error.name === "TimeoutError" || error.name === "AbortError")) return failed(`no answer from GitHub within ${DELIVERY_TIMEOUT_MS / 1000} s`);
-  return failed(`could not reach GitHub: ${cause ?? (error instanceof Error ? error.message : String(error))}`);
+  const { status, response, cause } = error as { status?: unknown; response?: unknown; cause?: { name?: string; code?: string; cause?: { code?: string } } };
+  if (typeof status === "number" && response !== undefined) return failed(`GitHub answered HTTP ${status}`, status);
+  if (cause?.name === "TimeoutError" || cause?.name === "AbortError") return failed(`no answer from GitHub within ${DELIVERY_TIMEOUT_MS / 1000} s`);
+  return failed(`could not reach GitHub: ${cause?.cause?.code ?? cause?.code ?? (error instanceof Error ? error.message : String(error))}`);
 }
 
 /**
@@ -115,10 +115,10 @@ export async function attemptGithubDelivery(db: Db, api: GithubApi | null, deliv
     await api.octokit.rest.issues.update({ ...target, state: "closed", state_reason: "completed" });
     return ok(`commented: ${posted}; issue closed`);
   } catch (error) {
-    const result = apiError(error);
-    if (result.responseStatus === null && !(error as { cause?: unknown }).cause && !(error instanceof Error && /fetch|abort|timeout/i.test(error.name + error.message))) {
+    if (typeof (error as { status?: unknown }).status !== "number") {
       logger().error({ err: error }, "GitHub delivery failed");
+      return failed("the delivery failed inside Work Graph (see the server log)");
     }
-    return result;
+    return apiError(error);
   }
 }

@@ -2,6 +2,7 @@ import { verify } from "@octokit/webhooks-methods";
 import { githubSettings, maxBodyBytes } from "../config";
 import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
+import { WorkGraphError } from "../errors";
 import { logger } from "../log";
 import { applyIssueEvent } from "../operations/github-issues";
 import { githubDeliverySeen, recordGithubDelivery } from "../sql/github";
@@ -66,6 +67,8 @@ export async function handleGithubWebhook(db: Db, request: GithubWebhookRequest)
     await recordGithubDelivery(db, { id: deliveryId, event, action: parsed.data.action });
     return answer(200, { ok: true, ...outcome });
   } catch (error) {
+    // A refusal (e.g. a mapped project that does not exist): GitHub shows it on the delivery, and a redelivery after the fix applies it.
+    if (error instanceof WorkGraphError) return answer(422, { reason: error.reason, message: error.message });
     if (isDatabaseUnavailable(error)) return answer(503, { reason: "UNAVAILABLE", message: "the database cannot be reached right now; GitHub can redeliver" });
     logger().error({ err: error, deliveryId }, "GitHub delivery failed");
     return answer(500, { reason: "INTERNAL", message: "the delivery failed inside Work Graph (see the server log); GitHub can redeliver" });

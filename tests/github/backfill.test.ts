@@ -21,7 +21,7 @@ const it = githubTest.extend("github", { scope: "file" }, async ({}, { onCleanup
 
 function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, env: { NODE_ENV: "test", PATH: process.env.PATH, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
     });
   });
