@@ -16,6 +16,7 @@ import { idempotent } from "../sql/idempotency";
 import { endExpiredLeases } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 import { refuseDrainedWorker } from "../sql/workers";
+import { selectWorkItem } from "../sql/work-items";
 
 export interface ClaimInput {
   workItemId?: string;
@@ -190,10 +191,10 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
   });
   if (claimed) announceLocally(db, ["lease.claimed"]);
   if (!claimed && input.workItemId !== undefined) {
-    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: its leases kept expiring, so it waits for a person`, {
-      stage: "needs_attention",
-      workItemId: input.workItemId,
-    });
+    // Ending its expired lease sent the item to a person (rule 11) or cancelled it (its GitHub issue was closed meanwhile).
+    const stage = (await inTransaction(db, (tx) => selectWorkItem(tx, input.workItemId!)))?.stage ?? "needs_attention";
+    const why = stage === "cancelled" ? "its GitHub issue was closed while it was leased, so it was cancelled when that lease expired" : "its leases kept expiring, so it waits for a person";
+    throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: ${why}`, { stage, workItemId: input.workItemId });
   }
   return claimed;
 }

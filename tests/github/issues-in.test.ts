@@ -1,6 +1,7 @@
-import { beforeEach, describe, expect } from "vitest";
+import { beforeEach, describe, expect, vi } from "vitest";
+import { servesApi } from "../../server/http/node-api";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { deliver, githubEnv, githubTest, issuesPayload, REPO, signature } from "./support";
 
 /*
@@ -147,5 +148,32 @@ describe("GitHub issues in", () => {
     await waitUntilDatabaseTime(sql, second.expiresAt);
     await sweepExpiredLeases(database.db);
     expect(await people.operator.workItems.get({ id: expiring!.id })).toMatchObject({ status: "cancelled" });
+  });
+
+  it("closed while leased: a reclaim of the expired lease cancels it instead of leasing it", async ({ server, people, sql }) => {
+    await deliver(server.url, "issues", issuesPayload("opened", { number: 24 }));
+    const [item] = (await people.operator.workItems.list({ externalId: externalId(24) })).items;
+    const { lease } = (await (await people.agent("w-24")).leases.claim({ workItemId: item!.id, durationSeconds: 1 }))!;
+    await deliver(server.url, "issues", issuesPayload("closed", { number: 24 }));
+    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    const refused = await refusal((await people.agent("w-24b")).leases.claim({ workItemId: item!.id }));
+    expect(refused).toMatchObject({ reason: "NOT_CLAIMABLE", detail: { stage: "cancelled" } });
+    expect(await people.operator.workItems.get({ id: item!.id })).toMatchObject({ status: "cancelled", currentLease: null });
+    expect((await people.operator.leases.history({ workItemId: item!.id })).map((l) => l.outcome)).toEqual(["expired"]);
+  });
+
+  it("a refused delivery (a mapped project that does not exist) answers 422 and can be redelivered after the fix", async ({ server, people }) => {
+    vi.stubEnv("WORK_GRAPH_GITHUB_PROJECTS", "codertocat/late-repo=late");
+    const payload = issuesPayload("opened", { number: 30, repo: "Codertocat/late-repo" });
+    const first = await deliver(server.url, "issues", payload);
+    expect(first).toMatchObject({ status: 422, body: { reason: "NOT_FOUND" } });
+    await people.admin.projects.create({ id: "late", name: "Late" });
+    expect((await deliver(server.url, "issues", payload, { deliveryId: first.deliveryId })).body).toMatchObject({ result: "created" });
+  });
+
+  it("is off (404) without the secret, and served by the Node API (also under --api-only)", async ({ server }) => {
+    expect(servesApi("/api/integrations/github/webhook")).toBe(true);
+    vi.stubEnv("WORK_GRAPH_GITHUB_WEBHOOK_SECRET", "");
+    expect((await deliver(server.url, "issues", issuesPayload("opened", { number: 31 }))).status).toBe(404);
   });
 });
