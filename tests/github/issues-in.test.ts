@@ -176,4 +176,18 @@ describe("GitHub issues in", () => {
     vi.stubEnv("WORK_GRAPH_GITHUB_WEBHOOK_SECRET", "");
     expect((await deliver(server.url, "issues", issuesPayload("opened", { number: 31 }))).status).toBe(404);
   });
+
+  it("closed while leased: cancelled when an operator revokes the lease, or a blocking question or a decomposition ends it", async ({ server, people }) => {
+    for (const n of [25, 26, 27]) await deliver(server.url, "issues", issuesPayload("opened", { number: n }));
+    const ids = await Promise.all([25, 26, 27].map(async (n) => (await people.operator.workItems.list({ externalId: externalId(n) })).items[0]!.id));
+    const agent = await people.agent("w-25");
+    const leases = await Promise.all(ids.map(async (id) => (await agent.leases.claim({ workItemId: id }))!.lease));
+    for (const n of [25, 26, 27]) await deliver(server.url, "issues", issuesPayload("closed", { number: n }));
+
+    await people.operator.leases.revoke({ leaseId: leases[0]!.id, epoch: leases[0]!.epoch, reason: "stop" });
+    await agent.attention.request({ leaseId: leases[1]!.id, epoch: leases[1]!.epoch, kind: "decision", question: "Still needed?" });
+    const split = await agent.leases.decompose({ leaseId: leases[2]!.id, epoch: leases[2]!.epoch, children: [{ title: "part one" }] });
+    for (const id of ids) expect(await people.operator.workItems.get({ id })).toMatchObject({ status: "cancelled" });
+    expect(await people.operator.workItems.get({ id: split.children[0]!.id })).toMatchObject({ status: "cancelled" });
+  });
 });
