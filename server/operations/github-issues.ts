@@ -3,7 +3,7 @@ import { inTransaction } from "../database/transaction";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import {
-  githubBlockerNumbers, githubIssueExternalId, githubIssueFields, githubIssueImport, githubOpenTasks, githubTaskExternalId,
+  DEFAULT_PROJECT, githubBlockerNumbers, githubIssueExternalId, githubIssueFields, githubIssueImport, githubOpenTasks, githubTaskExternalId,
 } from "../domain/contract";
 import { hasLabel, type IssuesPayload } from "../github/issue";
 import { logger } from "../log";
@@ -37,7 +37,7 @@ export function githubCaller(login: string | undefined): Caller {
   return { tokenId: "github", role: "operator", workerId: null, actor: `github:${login ?? "unknown"}`, projects: [], capabilities: [] };
 }
 
-export const projectOfRepository = (settings: GithubIssueSettings, repository: string) => settings.projects.get(repository.toLowerCase()) ?? "default";
+export const projectOfRepository = (settings: GithubIssueSettings, repository: string) => settings.projects.get(repository.toLowerCase()) ?? DEFAULT_PROJECT;
 
 /** A refusal that leaves the delivery's other effects standing (e.g. a dependency that would make a cycle). */
 function tolerated(error: unknown, what: string): void {
