@@ -15,6 +15,20 @@ export async function githubDeliverySeen(db: Db, deliveryId: string): Promise<bo
   return row !== undefined;
 }
 
+/** GitHub redelivers a delivery for 3 days; its id is kept a while longer, then deleted by the sweep. */
+const GITHUB_DELIVERY_DAYS = 7;
+
+/** Deletes up to `batch` delivery ids older than GITHUB_DELIVERY_DAYS; returns how many. */
+export async function deleteOldGithubDeliveries(tx: Tx, batch: number): Promise<number> {
+  return tx.$executeRaw`
+    WITH doomed AS MATERIALIZED (
+      SELECT delivery_id FROM github_deliveries
+       WHERE received_at < clock_timestamp() - make_interval(days => ${GITHUB_DELIVERY_DAYS})
+       ORDER BY received_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
+    )
+    DELETE FROM github_deliveries d USING doomed WHERE d.delivery_id = doomed.delivery_id`;
+}
+
 /** Records delivery `deliveryId` as handled; false when another request recorded it first. */
 export async function recordGithubDelivery(db: Db, delivery: { id: string; event: string; action: string | null }): Promise<boolean> {
   const inserted = await db.$executeRaw`

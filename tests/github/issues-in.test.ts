@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, vi } from "vitest";
 import { servesApi } from "../../server/http/node-api";
-import { sweepExpiredLeases } from "../../server/operations/sweep";
+import { sweepExpiredLeases, sweepOldGithubDeliveries } from "../../server/operations/sweep";
 import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { deliver, githubEnv, githubTest, issuesPayload, REPO, signature } from "./support";
 
@@ -189,5 +189,14 @@ describe("GitHub issues in", () => {
     const split = await agent.leases.decompose({ leaseId: leases[2]!.id, epoch: leases[2]!.epoch, children: [{ title: "part one" }] });
     for (const id of ids) expect(await people.operator.workItems.get({ id })).toMatchObject({ status: "cancelled" });
     expect(await people.operator.workItems.get({ id: split.children[0]!.id })).toMatchObject({ status: "cancelled" });
+  });
+
+  it("the sweep forgets delivery ids GitHub can no longer redeliver (after 7 days)", async ({ server, database, sql }) => {
+    const recent = await deliver(server.url, "issues", issuesPayload("opened", { number: 40 }));
+    const old = await deliver(server.url, "issues", issuesPayload("opened", { number: 41 }));
+    await sql.query("UPDATE github_deliveries SET received_at = clock_timestamp() - interval '8 days' WHERE delivery_id = $1", [old.deliveryId]);
+    expect(await sweepOldGithubDeliveries(database.db)).toBe(1);
+    const { rows } = await sql.query<{ delivery_id: string }>("SELECT delivery_id FROM github_deliveries WHERE delivery_id = ANY($1)", [[recent.deliveryId, old.deliveryId]]);
+    expect(rows.map((row) => row.delivery_id)).toEqual([recent.deliveryId]);
   });
 });

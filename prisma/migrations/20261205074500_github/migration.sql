@@ -8,6 +8,8 @@ CREATE TABLE "github_deliveries" (
     "received_at" TIMESTAMPTZ(6) NOT NULL DEFAULT clock_timestamp(),
     CONSTRAINT "github_deliveries_pkey" PRIMARY KEY ("delivery_id")
 );
+-- The sweep deletes them once GitHub can no longer redeliver them.
+CREATE INDEX "github_deliveries_received_at_idx" ON "github_deliveries"("received_at");
 
 -- Issues closed while their item was leased (no pre-emption, rule 5): the item is cancelled
 -- when that lease ends without a release (server/github/closes.ts).
