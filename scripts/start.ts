@@ -16,7 +16,7 @@ import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, sweepIntervalMs } from "../server/config";
+import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
@@ -30,6 +30,7 @@ import { watchParents } from "../server/process/parent-watch";
 import { slackApp } from "../server/slack/client";
 import { syncSlackAppWebhook } from "../server/slack/deliver";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
+import { githubApi, syncGithubWebhook } from "../server/github/progress";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
@@ -136,6 +137,9 @@ async function main() {
   const slackSetup = slackSettings();
   const slack = slackSetup ? slackApp(slackSetup) : null;
   if (slack) await syncSlackAppWebhook(db, slack);
+  const githubApiSetup = githubApiSettings();
+  const github = githubApiSetup ? githubApi(githubApiSetup) : null;
+  if (github) await syncGithubWebhook(db, github);
 
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   let app: ReturnType<typeof import("next").default> | undefined;
@@ -191,7 +195,7 @@ async function main() {
       noteDatabaseUp();
     },
   );
-  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), slack });
+  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), slack, github });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);

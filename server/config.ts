@@ -76,6 +76,9 @@ const secretKey: Setting<string> = {
   secret: true,
 };
 
+const GITHUB_REPO = String.raw`[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`;
+const GITHUB_PROJECTS = new RegExp(`^\\s*${GITHUB_REPO}\\s*=\\s*[a-z0-9][a-z0-9-]{0,49}\\s*(,\\s*${GITHUB_REPO}\\s*=\\s*[a-z0-9][a-z0-9-]{0,49}\\s*)*$`);
+
 const SETTINGS = {
   DATABASE_URL: url(/^postgres(ql)?$/, "a postgres:// or postgresql:// URL"),
   WORK_GRAPH_DATA_DIR: { ...text("a directory path"), fallback: ".work-graph" },
@@ -115,6 +118,11 @@ const SETTINGS = {
   WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
   WORK_GRAPH_SLACK_CHANNELS: text("project=channel pairs separated by commas, e.g. web=C0123,ops=C0456", /^\s*[^=,\s]+=[^=,\s]+(\s*,\s*[^=,\s]+=[^=,\s]+)*\s*$/),
   WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api" },
+  WORK_GRAPH_GITHUB_WEBHOOK_SECRET: { ...text("the secret of the GitHub webhook"), secret: true },
+  WORK_GRAPH_GITHUB_LABEL: { ...text("a GitHub label name", /^[^,]{1,50}$/), fallback: "work-graph" },
+  WORK_GRAPH_GITHUB_PROJECTS: text("owner/repo=project pairs separated by commas", GITHUB_PROJECTS),
+  WORK_GRAPH_GITHUB_TOKEN: { ...text("a GitHub token"), secret: true },
+  WORK_GRAPH_GITHUB_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://api.github.com" },
 } satisfies Record<string, Setting<unknown>>;
 
 export type SettingName = keyof typeof SETTINGS;
@@ -270,4 +278,19 @@ export function slackSettings(): SlackSettings | null {
     return [project!, projectChannel!] as const;
   }));
   return { botToken, signingSecret, channel, channels, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
+/** GitHub issues in (server/github): on when the webhook secret is set. */
+export function githubSettings() {
+  const webhookSecret = read("WORK_GRAPH_GITHUB_WEBHOOK_SECRET");
+  const projects = new Map<string, string>();
+  for (const pair of (read("WORK_GRAPH_GITHUB_PROJECTS") ?? "").split(",").filter((entry) => entry.trim() !== "")) {
+    const [repository, project] = pair.split("=").map((part) => part.trim());
+    projects.set(repository!.toLowerCase(), project!);
+  }
+  return { webhookSecret, label: withDefault("WORK_GRAPH_GITHUB_LABEL"), projects };
+}
+
+/** GitHub progress out (server/github/progress.ts): on when the token is set. */
+export function githubApiSettings(): { token: string; apiUrl: string } | null {
+  const token = read("WORK_GRAPH_GITHUB_TOKEN");
+  return token ? { token, apiUrl: withDefault("WORK_GRAPH_GITHUB_API_URL").replace(/\/+$/, "") } : null;
 }

@@ -4,6 +4,7 @@ import { liveness, readiness, type HealthReport } from "../health";
 import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest, servesApiDocs } from "./api-docs";
+import { handleGithubWebhook } from "../github/webhook";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
 
@@ -14,7 +15,7 @@ import { handleMetricsRequest } from "./metrics";
  * in app/api/ (which stay for `next dev`), the Slack interactions endpoint included. `/api/session`
  * (the dashboard login) stays with Next.
  */
-const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$)|integrations\/slack\/interactions$)/;
+const API_PATH = /^\/api\/(trpc(\/|$)|health\/(live|ready)$|metrics$|openapi\.json(\?|$)|docs(\/|\?|$)|integrations\/slack\/interactions$|integrations\/github\/webhook$)/;
 
 /** Whether `handleNodeApi` answers this request; everything else goes to Next. */
 export const servesApi = (url: string | undefined): boolean => API_PATH.test(url ?? "");
@@ -59,6 +60,9 @@ async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal
   }
   if (url.pathname === "/api/health/ready") return health(await readiness(db));
   if (servesApiDocs(url.pathname)) return handleApiDocsRequest(req.method ?? "GET", url.pathname);
+  if (url.pathname === "/api/integrations/github/webhook") {
+    return handleGithubWebhook(db, { method: req.method ?? "GET", headers: headerReader(req), readBody: (limit) => readBoundedNodeBody(req, limit) });
+  }
   if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
   // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
   // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
@@ -103,7 +107,7 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
 /** `npm start -- --api-only`: only the API; any other path is a 404 that says why. */
 export async function handleApiOnly(req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (servesApi(req.url)) return handleNodeApi(req, res);
-  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json, /api/docs and /api/integrations/slack/interactions exist" });
+  const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json, /api/docs, /api/integrations/slack/interactions and /api/integrations/github/webhook exist" });
   res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "application/json" });
   res.end(body);
 }

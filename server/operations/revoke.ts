@@ -4,6 +4,7 @@ import { CLEAR_CONTINUITY } from "../domain/readiness";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease } from "../domain/views";
 import { refuseStaleLease } from "../sql/fencing";
+import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
 import { refuseLeaseOutsideScope } from "../sql/visibility";
@@ -28,6 +29,7 @@ export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): P
     const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: null };
     const revoked = await endLease(tx, presented, "revoked", caller.actor, { reason: input.reason }, CLEAR_CONTINUITY);
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
+    await cancelClosedIssues(tx, [revoked.workItemId]);
     return { lease: toLease(revoked), workItem: (await selectWorkItem(tx, revoked.workItemId))! };
   });
 }

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { logger } from "../log";
+import { cancelClosedIssues, deleteOldGithubDeliveries } from "../sql/github";
 import { deleteExpiredReceipts } from "../sql/idempotency";
 import { endExpiredLeases, lockExpiredDue } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
@@ -13,7 +14,8 @@ import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   return inTransaction(db, async (tx) => {
     const ended = await endExpiredLeases(tx, await lockExpiredDue(tx, batch));
-    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId));
+    const cancelled = new Set(await cancelClosedIssues(tx, ended.map((lease) => lease.workItemId)));
+    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId).filter((id) => !cancelled.has(id)));
     return ended.length;
   });
 }
@@ -23,7 +25,12 @@ export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number
   return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch));
 }
 
-/** Runs the sweep (expired leases, then old idempotency receipts) every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
+/** One batch of GitHub delivery ids GitHub can no longer redeliver deleted; returns how many. */
+export async function sweepOldGithubDeliveries(db: Db, batch = 1000): Promise<number> {
+  return inTransaction(db, (tx) => deleteOldGithubDeliveries(tx, batch));
+}
+
+/** Runs the sweep (expired leases, then old idempotency receipts and GitHub delivery ids) every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
 export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = (error) => logger().error({ err: error }, "expiry sweep failed"), onPass?: () => void) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -36,6 +43,9 @@ export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: 
         }
         while (!stopped && (await sweepExpiredReceipts(db)) > 0) {
           // the same for receipts, one short transaction per batch
+        }
+        while (!stopped && (await sweepOldGithubDeliveries(db)) > 0) {
+          // and for GitHub delivery ids
         }
         if (!stopped) onPass?.();
       } catch (error) {

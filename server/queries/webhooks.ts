@@ -1,13 +1,14 @@
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { notFound } from "../errors";
-import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
 import type { WebhookFormat } from "../webhooks/payload";
+import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
 
 export interface Webhook {
   id: string;
   url: string;
   events: string[];
+  /** `slack_app` and `github`: the Slack app's and GitHub progress out's own webhooks (docs/integrations.md, docs/github.md). */
   format: WebhookFormat;
   label: string | null;
   createdAt: string;

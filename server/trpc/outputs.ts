@@ -105,7 +105,7 @@ const webhook = z.object({
   id: z.string(),
   url: z.string(),
   events: z.array(z.string()),
-  format: z.enum(["json", "slack", "slack_app"]),
+  format: z.enum(["json", "slack", "slack_app", "github"]),
   label: z.string().nullable(),
   createdAt: time,
   lastDeliveredAt: time.nullable(),

@@ -1,5 +1,6 @@
 import { isDatabaseUnavailable } from "../database/availability";
 import type { Db } from "../db";
+import { attemptGithubDelivery, type GithubApi } from "../github/progress";
 import { logger } from "../log";
 import type { SlackApp } from "../slack/client";
 import { attemptSlackDelivery } from "../slack/deliver";
@@ -19,6 +20,8 @@ export interface DispatcherOptions {
   onError?: (error: unknown) => void;
   /** The Slack app that delivers the `slack_app` webhook's deliveries (server/slack); null when Slack is off here. */
   slack?: SlackApp | null;
+  /** GitHub's API, which delivers the `github` webhook's deliveries (server/github/progress.ts); null when it is off here. */
+  github?: GithubApi | null;
 }
 
 /**
@@ -47,6 +50,8 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   const deliver = async (delivery: ClaimedDelivery) => {
     const result = delivery.format === "slack_app"
       ? await attemptSlackDelivery(db, options.slack ?? null, delivery, options.publicUrl)
+      : delivery.format === "github"
+      ? await attemptGithubDelivery(db, options.github ?? null, delivery, options.publicUrl)
       : await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal });
     recorder.add(delivery, result);
   };

@@ -10,6 +10,7 @@ import { Command, CommanderError } from "commander";
 import { toWorkGraphError, WorkGraphError } from "../sdk/errors";
 import { agentCommands } from "./commands/agent";
 import { attentionCommands } from "./commands/attention";
+import { githubCommands } from "./commands/github";
 import { importCommands } from "./commands/import";
 import { itemCommands } from "./commands/items";
 import { leaseCommands } from "./commands/leases";
@@ -37,6 +38,7 @@ function createProgram(sink: Sink): Command {
   tokenCommands(program, sink);
   workerCommands(program, sink);
   agentCommands(program, sink);
+  githubCommands(program, sink);
   for (const command of leafCommands(program)) command.showHelpAfterError(`usage: work-graph ${usageOf(command)}`);
   program.helpCommand("help [command]", "this help");
   program.helpInformation = () => helpText(program);
