@@ -256,6 +256,7 @@ export function oidcSettings() {
 
 /** Whether operators and admins may still log in with a pasted token (off: sign-in only). */
 export const tokenLoginEnabled = () => withDefault("WORK_GRAPH_TOKEN_LOGIN") === "on";
+
 export interface SlackSettings {
   botToken: string;
   signingSecret: string;
@@ -278,6 +279,8 @@ export function slackSettings(): SlackSettings | null {
     return [project!, projectChannel!] as const;
   }));
   return { botToken, signingSecret, channel, channels, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
+}
+
 /** GitHub issues in (server/github): on when the webhook secret is set. */
 export function githubSettings() {
   const webhookSecret = read("WORK_GRAPH_GITHUB_WEBHOOK_SECRET");
