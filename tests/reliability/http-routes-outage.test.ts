@@ -1,3 +1,4 @@
+import { createHmac, randomBytes } from "node:crypto";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
@@ -13,6 +14,10 @@ import * as healthReady from "../../app/api/health/ready/route";
 import * as metrics from "../../app/api/metrics/route";
 import * as session from "../../app/api/session/route";
 import * as trpc from "../../app/api/trpc/[trpc]/route";
+import * as oidcLogin from "../../app/api/auth/oidc/login/route";
+import * as oidcCallback from "../../app/api/auth/oidc/callback/route";
+import * as slackInteractions from "../../app/api/integrations/slack/interactions/route";
+import * as githubWebhook from "../../app/api/integrations/github/webhook/route";
 
 /**
  * Issue 12: every HTTP route outside tRPC's own error handling (the route handlers of app/api/,
@@ -51,8 +56,20 @@ async function read(response: Response) {
 }
 
 /** The app's settings for this file, stubbed again before each test (vitest.config.ts puts stubs back after each one). */
+const SLACK_SECRET = randomBytes(16).toString("hex");
+const GITHUB_SECRET = randomBytes(16).toString("hex");
+
 function stubSettings() {
   vi.stubEnv("DATABASE_URL", database.url);
+  vi.stubEnv("WORK_GRAPH_SLACK_BOT_TOKEN", "xoxb-outage-test");
+  vi.stubEnv("WORK_GRAPH_SLACK_SIGNING_SECRET", SLACK_SECRET);
+  vi.stubEnv("WORK_GRAPH_SLACK_CHANNEL", "C0OUTAGE");
+  vi.stubEnv("WORK_GRAPH_SLACK_API_URL", "http://127.0.0.1:9/api");
+  vi.stubEnv("WORK_GRAPH_GITHUB_WEBHOOK_SECRET", GITHUB_SECRET);
+  // A provider nobody answers for: sign-in is unavailable, token login still works.
+  vi.stubEnv("WORK_GRAPH_OIDC_ISSUER", "http://127.0.0.1:9/issuer");
+  vi.stubEnv("WORK_GRAPH_OIDC_CLIENT_ID", "work-graph");
+  vi.stubEnv("WORK_GRAPH_OIDC_CLIENT_SECRET", randomBytes(16).toString("hex"));
   vi.stubEnv("WORK_GRAPH_METRICS_CACHE_MS", "0"); // each scrape reads the database
 }
 
@@ -81,7 +98,17 @@ describe("app/api route handlers while the database is down", () => {
       .map((file) => file.split(path.sep).join("/"))
       .sort();
     // A new route must be added to this file, with what it answers during an outage.
-    expect(routes).toEqual(["health/live/route.ts", "health/ready/route.ts", "metrics/route.ts", "session/route.ts", "trpc/[trpc]/route.ts"]);
+    expect(routes).toEqual([
+      "auth/oidc/callback/route.ts",
+      "auth/oidc/login/route.ts",
+      "health/live/route.ts",
+      "health/ready/route.ts",
+      "integrations/github/webhook/route.ts",
+      "integrations/slack/interactions/route.ts",
+      "metrics/route.ts",
+      "session/route.ts",
+      "trpc/[trpc]/route.ts",
+    ]);
   });
 
   it("login, logout and the metrics scrape answer 503 UNAVAILABLE without internals after kill -9 of PostgreSQL, log it once, and work again once it is back", async () => {
@@ -119,6 +146,41 @@ describe("app/api route handlers while the database is down", () => {
       const live = await read(healthLive.GET());
       expect(live.status).toBe(200);
       for (const answer of [ready, trpcAnswer, live]) expect(answer.text).not.toMatch(INTERNALS);
+
+      // The integrations: a correctly signed Slack interaction and GitHub delivery need the
+      // database (Slack's 300 s window is judged by its clock) and say so; sign-in with a provider
+      // that cannot be reached goes back to /login, which says sign-in is unavailable.
+      const slackBody = `payload=${encodeURIComponent(JSON.stringify({ type: "block_actions", user: { id: "U0OUTAGE" }, actions: [] }))}`;
+      const slackTimestamp = String(Math.floor(Date.now() / 1000));
+      const slackAnswer = await read(await slackInteractions.POST(new Request(`${origin}/api/integrations/slack/interactions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/x-www-form-urlencoded",
+          "x-slack-request-timestamp": slackTimestamp,
+          "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${slackTimestamp}:${slackBody}`).digest("hex")}`,
+        },
+        body: slackBody,
+      })));
+      const githubBody = JSON.stringify({ action: "opened", issue: { number: 1, title: "Outage", body: null, labels: [{ name: "work-graph" }], state: "open" }, repository: { full_name: "acme/outage" }, sender: { login: "octocat" } });
+      const githubAnswer = await read(await githubWebhook.POST(new Request(`${origin}/api/integrations/github/webhook`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "issues",
+          "x-github-delivery": "outage-1",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", GITHUB_SECRET).update(githubBody).digest("hex")}`,
+        },
+        body: githubBody,
+      })));
+      for (const [name, answer] of Object.entries({ slack: slackAnswer, github: githubAnswer })) {
+        expect(answer.status, name).toBe(503);
+        expect(answer.body, name).toMatchObject({ reason: "UNAVAILABLE" });
+        expect(answer.text, name).not.toMatch(INTERNALS);
+      }
+      for (const response of [await oidcLogin.GET(new Request(`${origin}/api/auth/oidc/login`)), await oidcCallback.GET(new Request(`${origin}/api/auth/oidc/callback?code=x&state=y`))]) {
+        expect(response.status).toBe(303);
+        expect(response.headers.get("location")).toMatch(/\/login$/);
+      }
 
       const logged = logLines.mock.calls.map(([chunk]) => String(chunk)).join("\n");
       expect(logged.match(/database unavailable/g)).toHaveLength(1);
