@@ -25,11 +25,12 @@ const it = slackTest.extend("instanceB", { scope: "file" }, async ({ database, s
 });
 
 describe("the Slack app's outbox", () => {
-  it("keeps retrying while Slack's API is down; once it is back the request is posted once and its answer updates it once", async ({ people, slack, sql, slackWebhookId }) => {
+  it("keeps retrying while Slack's API is down for a minute; once it is back the request is posted once and its answer updates it once", { timeout: 240_000 }, async ({ people, slack, sql, slackWebhookId }) => {
     const deliveriesOf = async (eventType: string) =>
       (await people.admin.webhooks.deliveries({ webhookId: slackWebhookId })).filter((d) => d.eventType === eventType);
 
     slack.setDown(true);
+    const downSince = Date.now();
     const refusedBefore = slack.refused();
     const request = await askQuestion(people, "outage-1", { question: "Proceed?", options: ["Go", "Stop"] });
     // Two failed attempts at least: a retry happened, with backoff, and each is recorded for the Webhooks page.
@@ -39,9 +40,13 @@ describe("the Slack app's outbox", () => {
     expect((await people.admin.webhooks.list()).find((w) => w.id === slackWebhookId)).toMatchObject({ failing: true, lastError: "Slack answered HTTP 503" });
     expect(slack.refused() - refusedBefore).toBeGreaterThanOrEqual(2);
     expect(postsOf(slack, request.id)).toEqual([]);
+    // The outage is a minute long: the backoff (2 s, 4 s, 8 s, … doubling) keeps going meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 60_000 - (Date.now() - downSince))));
+    expect(postsOf(slack, request.id)).toEqual([]);
+    expect((await deliveriesOf("attention.requested"))[0]?.attempts).toBeGreaterThanOrEqual(4);
 
     slack.setDown(false);
-    await expect.poll(() => postsOf(slack, request.id).length, { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => postsOf(slack, request.id).length, { timeout: 90_000 }).toBe(1);
     await expect.poll(async () => (await deliveriesOf("attention.requested"))[0]?.status).toBe("delivered");
     expect((await people.admin.webhooks.list()).find((w) => w.id === slackWebhookId)).toMatchObject({ failing: false, lastError: null });
 
