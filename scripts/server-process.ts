@@ -9,6 +9,8 @@ import { projectRoot } from "../server/database/migrate";
 /**
  * The real `scripts/start.ts` in --api-only mode (no Next build) on free ports and a temp data
  * directory: what the lifecycle tests (tests/reliability/) and `npm run chaos` start, kill and restart.
+ * With `dashboard: true` it is the full app instead (no --api-only: start.ts builds Next when
+ * .next is missing or stale, then serves the dashboard too), as `scripts/pooler-soak.ts --dashboard` runs it.
  */
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -37,6 +39,8 @@ export interface RunningServer {
   output(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   isRunning(): boolean;
+  /** Started with the dashboard (Next), not --api-only. */
+  dashboard: boolean;
 }
 
 export interface StartOptions {
@@ -46,7 +50,16 @@ export interface StartOptions {
   /** Run through `npm start` (npm → sh → tsx → start.ts) instead of node directly. */
   viaNpm?: boolean;
   adminToken?: string;
+  /**
+   * The full app with the dashboard instead of --api-only. Its first start may build Next
+   * (minutes on a loaded machine): waitReady then waits up to DASHBOARD_READY_TIMEOUT_MS.
+   */
+  dashboard?: boolean;
 }
+
+/** How long waitReady waits by default: the API alone, and the full app that may first build Next. */
+export const API_READY_TIMEOUT_MS = 120_000;
+export const DASHBOARD_READY_TIMEOUT_MS = 900_000;
 
 export async function startServer(options: StartOptions): Promise<RunningServer> {
   const port = options.port ?? (await freePort());
@@ -63,9 +76,11 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     ...options.env,
   });
   const root = projectRoot();
+  const dashboard = options.dashboard ?? false;
+  const mode = dashboard ? [] : ["--api-only"];
   const child = options.viaNpm
-    ? spawn("npm", ["start", "--silent", "--", "--api-only"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
-    : spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", "start.ts"), "--api-only"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
+    ? spawn("npm", ["start", "--silent", ...(mode.length ? ["--", ...mode] : [])], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    : spawn(process.execPath, ["--import", "tsx", path.join(root, "scripts", "start.ts"), ...mode], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -76,11 +91,14 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
       resolve({ code, signal });
     }),
   );
-  return { child, port, url: `http://127.0.0.1:${port}`, adminToken, output: () => output, exited, isRunning: () => running };
+  return { child, port, url: `http://127.0.0.1:${port}`, adminToken, output: () => output, exited, isRunning: () => running, dashboard };
 }
 
-/** Waits until /api/health/ready answers 200 (or the server exits, which fails with its output). */
-export async function waitReady(server: RunningServer, timeoutMs = 120_000): Promise<void> {
+/**
+ * Waits until /api/health/ready answers 200 (or the server exits, which fails with its output).
+ * The server listens only once started (for the dashboard: after any Next build and Next's prepare).
+ */
+export async function waitReady(server: RunningServer, timeoutMs = server.dashboard ? DASHBOARD_READY_TIMEOUT_MS : API_READY_TIMEOUT_MS): Promise<void> {
   await until(
     "the server to be ready",
     async () => {
@@ -89,6 +107,7 @@ export async function waitReady(server: RunningServer, timeoutMs = 120_000): Pro
       return response.status === 200;
     },
     timeoutMs,
+    server.dashboard ? 500 : 100, // a Next build wants the CPU more than a quick answer
   ).catch((error: Error) => {
     throw new Error(`${error.message}\n--- server output ---\n${server.output()}`);
   });
