@@ -11,6 +11,7 @@ import {
   CHANNEL,
   settingsFor,
   messageOf,
+  postedMessage,
   modalSubmission,
   postInteraction,
   postsOf,
@@ -55,7 +56,7 @@ describe("posting an attention request to Slack", () => {
     const [hook] = (await people.admin.webhooks.list()).filter((w) => w.id === slackWebhookId);
     expect(hook).toMatchObject({ format: "slack_app", url: slack.apiUrl, events: ["attention.requested", "attention.resolved"] });
     await expect.poll(async () => (await people.admin.webhooks.deliveries({ webhookId: slackWebhookId })).find((d) => d.eventType === "attention.requested" && d.status === "delivered")).toBeTruthy();
-    expect(await messageOf(sql, request.id)).toEqual({ channel: CHANNEL, ts: expect.stringMatching(/^\d+\.\d+$/) });
+    expect(await postedMessage(sql, request.id)).toEqual({ channel: CHANNEL, ts: expect.stringMatching(/^\d+\.\d+$/) });
   });
 
   it("keeps within Slack's Block Kit limits for the longest question, context and options the API accepts", async ({ people, slack, sql }) => {
@@ -66,7 +67,7 @@ describe("posting an attention request to Slack", () => {
     const [post] = postsOf(slack, request.id);
     expect(buttonsOf(post!)).toHaveLength(25); // 23 options, Answer…, the link
     await people.operator.attention.resolve({ id: request.id, resolution: long });
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
   });
 });
@@ -85,7 +86,7 @@ describe("answering from Slack", () => {
     expect(await people.admin.attention.get({ id: request.id })).toMatchObject({ resolution: "Yes", resolvedBy: "slack:U0ALICE", resolvedByName: "alice" });
     expect(slack.of("users.info").map((c) => c.args.user)).toContain("U0ALICE");
 
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
     const [update] = updatesOf(slack, ts);
     expect(update!.args.channel).toBe(CHANNEL);
@@ -112,7 +113,7 @@ describe("answering from Slack", () => {
     expect(rows.map((row) => row.actor)).toEqual(["person:Dana@Example.com"]);
     // A disabled person is not answered for: the answer stays the Slack user's.
     expect(await people.admin.attention.get({ id: disabled.id })).toMatchObject({ resolvedBy: "slack:U0GONE", resolvedByName: "gone-slack" });
-    const { ts } = (await messageOf(sql, known.id))!;
+    const { ts } = await postedMessage(sql, known.id);
     await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
     expect(blockText(updatesOf(slack, ts)[0]!.args.blocks)).toContain("Answered by Dana Li:* Yes");
   });
@@ -138,7 +139,7 @@ describe("answering from Slack", () => {
     await expect.poll(async () => (await people.admin.attention.get({ id: request.id })).status).toBe("resolved");
     // users.info does not know U0BOB: still attributed to the Slack user.
     expect(await people.admin.attention.get({ id: request.id })).toMatchObject({ resolution: "Aurora", resolvedBy: "slack:U0BOB" });
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
     expect(blockText(updatesOf(slack, ts)[0]!.args.blocks)).toContain("Answered by <@U0BOB>:* Aurora");
   });
@@ -147,7 +148,7 @@ describe("answering from Slack", () => {
     const request = await askQuestion(people, "dashboard-1", { question: "Merge now?", options: ["Merge", "Wait"] });
     await expect.poll(async () => messageOf(sql, request.id)).toBeTruthy();
     await people.operator.attention.resolve({ id: request.id, resolution: "Wait for CI" });
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     await expect.poll(() => updatesOf(slack, ts).length).toBe(1);
     const text = blockText(updatesOf(slack, ts)[0]!.args.blocks);
     expect(text).toContain("Wait for CI");
@@ -269,7 +270,7 @@ describe("per-project channels", () => {
     const [restart] = buttonsOf(postsOf(slack, inOps.id)[0]!);
     await postInteraction(server.url, signedInteraction(buttonClick("U0OPS", { action_id: restart!.action_id, value: restart!.value! }, "C0OPS")));
     await expect.poll(async () => (await people.admin.attention.get({ id: inOps.id })).resolvedBy).toBe("slack:U0OPS");
-    const { channel, ts } = (await messageOf(sql, inOps.id))!;
+    const { channel, ts } = await postedMessage(sql, inOps.id);
     expect(channel).toBe("C0OPS");
     await expect.poll(() => updatesOf(slack, ts).map((call) => call.args.channel)).toEqual(["C0OPS"]);
   });

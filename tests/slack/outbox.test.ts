@@ -4,7 +4,7 @@ import { stopWakeups } from "../../server/realtime/wakeups";
 import { slackApp } from "../../server/slack/client";
 import { syncSlackAppWebhook } from "../../server/slack/deliver";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
-import { askQuestion, buttonsOf, CHANNEL, messageOf, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
+import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
 
 /*
  * Issue 28: the Slack app's posts and updates go through the webhook outbox: retried with
@@ -54,7 +54,7 @@ describe("the Slack app's outbox", () => {
     slack.setDown(true);
     await people.operator.attention.resolve({ id: request.id, resolution: "Go" });
     await expect.poll(async () => (await deliveriesOf("attention.resolved"))[0]?.attempts ?? 0, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     expect(updatesOf(slack, ts)).toEqual([]);
     slack.setDown(false);
     await expect.poll(() => updatesOf(slack, ts).length, { timeout: 30_000 }).toBe(1);
@@ -72,7 +72,7 @@ describe("the Slack app's outbox", () => {
     slack.setDown(false);
     await expect.poll(async () => messageOf(sql, request.id), { timeout: 30_000 }).toBeTruthy();
     await expect.poll(async () => (await deliveries()).length, { timeout: 30_000 }).toBe(0);
-    const { ts } = (await messageOf(sql, request.id))!;
+    const { ts } = await postedMessage(sql, request.id);
     const posts = slack.of("chat.postMessage").filter((c) => `${c.args.text}`.includes("Which region?"));
     expect(posts).toHaveLength(1);
     expect(buttonsOf(posts[0]!)).toEqual([]);

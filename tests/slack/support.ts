@@ -112,6 +112,15 @@ export const postsOf = (slack: FakeSlack, requestId: string): SlackCall[] =>
   slack.of("chat.postMessage").filter((call) => JSON.stringify(call.args.blocks ?? "").includes(requestId));
 
 /** Where request `requestId` was posted (slack_messages), once it was. */
+/**
+ * Where the request was posted, once the app has recorded it: Slack (the fake) answers the post
+ * before the app writes the slack_messages row, so a test that saw the post waits for the row.
+ */
+export async function postedMessage(sql: pg.Client, requestId: string): Promise<{ channel: string; ts: string }> {
+  await expect.poll(() => messageOf(sql, requestId), { timeout: 30_000 }).toBeTruthy();
+  return (await messageOf(sql, requestId))!;
+}
+
 export async function messageOf(sql: pg.Client, requestId: string): Promise<{ channel: string; ts: string } | undefined> {
   const { rows } = await sql.query<{ channel: string; ts: string }>("SELECT channel, ts FROM slack_messages WHERE attention_request_id = $1", [requestId]);
   return rows[0];
