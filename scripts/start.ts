@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import { format } from "node:util";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
 import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, sweepIntervalMs } from "../server/config";
 import { createDb, getDb } from "../server/db";
@@ -41,6 +42,19 @@ const log = (message: string) => lifecycleLogger().info(message);
 // A parent that died takes the read end of our stdout with it: writing must not crash the
 // server before it has stopped its database (the parent watch below stops it cleanly).
 for (const stream of [process.stdout, process.stderr]) stream.on("error", () => {});
+
+/**
+ * Next writes some lines of its own through `console` at run time (the time its config took to
+ * load, a page's render error): they join the log as pino lines with `source: "next"`, so
+ * stdout stays one JSON line per entry for whatever collects it.
+ */
+function routeConsoleToLog(): void {
+  const next = logger().child({ source: "next" });
+  console.log = console.info = (...args: unknown[]) => next.info(format(...args));
+  console.debug = (...args: unknown[]) => next.debug(format(...args));
+  console.warn = (...args: unknown[]) => next.warn(format(...args));
+  console.error = (...args: unknown[]) => next.error(format(...args));
+}
 
 function describeSupervisorEvent(event: SupervisorEvent): string {
   switch (event.type) {
@@ -150,6 +164,7 @@ async function main() {
     if (!dev && !buildIsCurrent()) await buildNext();
     // Loaded only here: `--api-only` (the lifecycle tests, `npm run chaos`) starts without Next.
     const { default: next } = await import("next");
+    routeConsoleToLog();
     app = next({ dev, dir: root, port });
     await app.prepare();
     const nextHandler = app.getRequestHandler();
@@ -177,7 +192,11 @@ async function main() {
       res.end(JSON.stringify({ reason: "INTERNAL", message: "internal error" }));
     });
   });
-  server.keepAliveTimeout = 5_000;
+  // Longer than the idle timeout of the proxies and clients in front of us (load balancers' 60 s,
+  // undici's keep-alive), so the client side closes an idle connection first: a server that
+  // closes it as a request arrives makes that request fail with no way to know if it ran.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
