@@ -135,8 +135,13 @@ function replay(pool: Pg.Pool, captured: { claim: Captured[]; release: Captured[
 /** Parameters inlined as literals; BEGIN; …; COMMIT sent as one message: one round trip per operation. */
 function oneRoundTrip(pool: Pg.Pool, captured: { claim: Captured[]; release: Captured[]; leaseId: string }): Cycle {
   const from = { worker: "profile", lease: captured.leaseId };
+  const arrayLiteral = (items: unknown[]) => `{${items.map((item) => `"${String(item).replace(/["\\]/g, "\\$&")}"`).join(",")}}`;
   const literal = (value: unknown) =>
-    value === null || value === undefined ? "NULL" : typeof value === "number" ? String(value) : pg.Client.prototype.escapeLiteral(String(value));
+    value === null || value === undefined
+      ? "NULL"
+      : typeof value === "number"
+        ? String(value)
+        : pg.Client.prototype.escapeLiteral(Array.isArray(value) ? arrayLiteral(value) : String(value));
   const script = (statements: Captured[], to: Record<string, string>) =>
     statements
       .map((s) => {
@@ -213,8 +218,9 @@ function statementsSection(out: Out, captured: CapturedCycle) {
 
 async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle) {
   const withoutTransaction = { ...captured, claim: captured.claim.filter((s) => !/^(BEGIN|COMMIT)$/.test(s.text.trim())) };
-  const variants: { name: string; make: (db: Db, pool: Pg.Pool) => Cycle; generic?: boolean }[] = [
-    { name: "service layer (Prisma)", make: (db) => serviceLayer(db) },
+  const variants: { name: string; make: (db: Db, pool: Pg.Pool) => Cycle; generic?: boolean; throughPrisma?: boolean }[] = [
+    { name: "service layer, hot path through Prisma's $queryRaw (before issue 31)", make: (db) => serviceLayer(db), throughPrisma: true },
+    { name: "service layer (hot path on Prisma's pg pool)", make: (db) => serviceLayer(db) },
     { name: "same SQL and round trips on bare pg", make: (_db, pool) => replay(pool, captured) },
     { name: "bare pg, generic plans forced, no BEGIN/COMMIT", make: (_db, pool) => replay(pool, withoutTransaction), generic: true },
     { name: "one simple-protocol message per operation (planned each time)", make: (_db, pool) => oneRoundTrip(pool, captured) },
@@ -227,7 +233,8 @@ async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle
   for (const [index, variant] of variants.entries()) {
     const name = `bench_profile_${index}`;
     const url = await createDatabase(server.adminUrl, name, "bench_profile_template");
-    const db = createDb(url, { poolSize: CPU_WORKERS });
+    // Named statements, as `npm start` uses them on its embedded PostgreSQL.
+    const db = createDb(url, { poolSize: CPU_WORKERS, namedStatements: true, hotPathThroughPrisma: variant.throughPrisma });
     const pool = new pg.Pool({ connectionString: url, max: CPU_WORKERS, ...(variant.generic ? { options: "-c plan_cache_mode=force_generic_plan" } : {}) });
     pool.on("error", () => {});
     try {
@@ -334,7 +341,7 @@ async function main() {
     out();
     out(`${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}. Server: ${server.settings}`);
     const captureUrl = await createDatabase(server.adminUrl, "bench_profile_capture", "bench_profile_template");
-    const captureDb = createDb(captureUrl, { poolSize: 2 });
+    const captureDb = createDb(captureUrl, { poolSize: 2, namedStatements: true });
     await captureCycle(captureDb); // first call: connection set-up and statement preparation
     const captured = await captureCycle(captureDb);
     await captureDb.$disconnect();

@@ -113,8 +113,8 @@ const SETTINGS = {
     (typeof PREPARED_STATEMENTS)[number]
   >,
   // Answering from Slack (server/slack): on when the first three are set.
-  WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…)", /^xox[a-z]-\S+$/), secret: true },
-  WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret", /^\S{8,}$/), secret: true },
+  WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…; no spaces)", /^\S+$/), secret: true },
+  WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret (no spaces)", /^\S+$/), secret: true },
   WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
   WORK_GRAPH_SLACK_CHANNELS: text("project=channel pairs separated by commas, e.g. web=C0123,ops=C0456", /^\s*[^=,\s]+=[^=,\s]+(\s*,\s*[^=,\s]+=[^=,\s]+)*\s*$/),
   WORK_GRAPH_SLACK_API_URL: { ...url(/^https?$/, "an http:// or https:// URL"), fallback: "https://slack.com/api" },

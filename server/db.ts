@@ -84,12 +84,17 @@ function clientWithStatementTimeout(timeoutMs: number): typeof pg.Client {
 
 const directConnectionStrings = new WeakMap<Db, string>();
 
+/** The pg pool under each client createDb made, and whether its statements are named. */
+const pools = new WeakMap<object, { pool: pg.Pool; named: boolean }>();
+
 export interface DbOptions {
   poolSize?: number;
   /** Cancels any statement running longer (0 or unset: none); see clientWithStatementTimeout. */
   statementTimeoutMs?: number;
   /** Name fixed statements (see statementName); only for a connection that keeps them. */
   namedStatements?: boolean;
+  /** Send the hot path's statements through Prisma too (queryHotPath): only for the benchmark's before/after. */
+  hotPathThroughPrisma?: boolean;
   /** Where LISTEN goes (server/realtime): a direct connection, not a transaction-mode pooler; default `connectionString`. */
   directConnectionString?: string;
 }
@@ -101,13 +106,26 @@ export interface DbOptions {
  */
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const timedClient = options.statementTimeoutMs ? { Client: clientWithStatementTimeout(options.statementTimeoutMs) } : {};
-  const adapter = new PrismaPg(
-    { connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timedClient },
-    options.namedStatements ? { statementNameGenerator: statementName as (query: { sql: string }) => string } : {},
-  );
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timedClient });
+  // An idle connection the server dropped (a restart): the next checkout opens a new one.
+  pool.on("error", () => {});
+  const adapter = new PrismaPg(pool, {
+    disposeExternalPool: true,
+    ...(options.namedStatements ? { statementNameGenerator: statementName as (query: { sql: string }) => string } : {}),
+  });
   const db = new PrismaClient({ adapter });
   directConnectionStrings.set(db, options.directConnectionString ?? connectionString);
+  if (!options.hotPathThroughPrisma) pools.set(db, { pool, named: options.namedStatements ?? false });
   return db;
+}
+
+/**
+ * The pg pool under a client createDb made, for the hot path's statements
+ * (server/sql/hot-path.ts), and whether its statements are named; undefined for a transaction
+ * client or one made elsewhere.
+ */
+export function hotPathPool(db: object): { pool: pg.Pool; named: boolean } | undefined {
+  return pools.get(db);
 }
 
 /** The direct connection of `db` (server/realtime opens its LISTEN connection there). */

@@ -17,7 +17,7 @@ export interface CreateInput {
   idempotencyKey?: string;
   projectId?: string;
   requires?: string[];
-  concurrencyKey?: string;
+  concurrencyKey?: string | null;
   notBefore?: string;
   delaySeconds?: number;
   externalId?: string;

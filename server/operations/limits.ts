@@ -1,5 +1,4 @@
 import type { Db } from "../db";
-import { notFound } from "../errors";
 import { deleteLimit, upsertLimit, type LimitRow } from "../sql/limits";
 
 /** limits.set (rule 14): at most `maxLeases` live leases on items with concurrency key `key`; 0 pauses the key. */
@@ -7,8 +6,8 @@ export function setLimit(db: Db, input: { key: string; maxLeases: number }): Pro
   return upsertLimit(db, input.key, input.maxLeases);
 }
 
-/** limits.delete: the key is unlimited again. */
+/** limits.delete: the key is unlimited again; deleting a key that has no limit is not an error (the contract's answer is the same). */
 export async function removeLimit(db: Db, input: { key: string }): Promise<{ key: string }> {
-  if (!(await deleteLimit(db, input.key))) throw notFound("limit", input.key);
+  await deleteLimit(db, input.key);
   return { key: input.key };
 }

@@ -44,8 +44,8 @@ export async function listWorkers(db: Db | Tx, only?: string, caller: Pick<Calle
 }
 
 /** Dashboard: leases ended in the last hour, per outcome (revoked apart from expired). */
-export async function endedLastHour(db: Db): Promise<Record<LeaseOutcome, number>> {
-  const rows = await countLeasesEndedLastHour(db);
+export async function endedLastHour(db: Db, caller: Pick<Caller, "projects">): Promise<Record<LeaseOutcome, number>> {
+  const rows = await countLeasesEndedLastHour(db, caller);
   const counts = Object.fromEntries(LEASE_OUTCOMES.map((outcome) => [outcome, 0])) as Record<LeaseOutcome, number>;
   for (const row of rows) counts[row.outcome] = Number(row.n);
   return counts;

@@ -1,6 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import { continuitySeconds } from "../config";
 import type { Db } from "../db";
+import { queryHotPath } from "./hot-path";
 import type { Tx } from "../database/transaction";
 import type { WorkItem } from "../domain/types";
 import { workerDrainSql, type WorkerDrain } from "../domain/draining";
@@ -94,7 +95,7 @@ export type NextClaimRow = Partial<ClaimRow> & { pickedId: string | null; limite
 export async function claimNext(
   db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[] = [],
 ): Promise<NextClaimRow> {
-  const [row] = await db.$queryRaw<NextClaimRow[]>`
+  const [row] = await queryHotPath<NextClaimRow>(db, Prisma.sql`
     WITH drained AS MATERIALIZED (${workerDrainSql(workerId)}),
     candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id, w.concurrency_key,
                          CASE WHEN ${KEY_LIMITED} THEN w.concurrency_key END AS limited_key
@@ -103,7 +104,7 @@ export async function claimNext(
     picked AS (SELECT id, last_epoch, concurrency_key FROM candidate WHERE current_lease_id IS NULL AND limited_key IS NULL),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId",
-           (SELECT limited_key FROM candidate) AS "limitedKey", ${CLAIM_RESULT}`;
+           (SELECT limited_key FROM candidate) AS "limitedKey", ${CLAIM_RESULT}`);
   return row!;
 }
 

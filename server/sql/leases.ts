@@ -1,10 +1,13 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
+import { queryHotPath } from "./hot-path";
 import { staticSql, sqlParameter } from "./static-sql";
 import type { Tx } from "../database/transaction";
 import type { LeaseOutcome } from "../domain/contract";
 import { endExpiredLeasesSql } from "../domain/expiry";
 import { isLiveLease, lockLeaseItem } from "../domain/fencing";
+import { inCallerScope } from "../domain/scope";
+import type { Caller } from "../domain/types";
 import { endLeasesSql } from "../domain/leases";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, SHIFT_BELOW_UNBLOCKED } from "../domain/readiness";
 import { LEASE_COLUMNS, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
@@ -29,7 +32,7 @@ export interface PresentedLease {
  * when the fencing refused it (refuseStaleLease says why).
  */
 export async function renewIfCurrent(db: Db, presented: PresentedLease, durationSeconds: number): Promise<LeaseRow | undefined> {
-  const [renewed] = await db.$queryRaw<LeaseRow[]>`
+  const [renewed] = await queryHotPath<LeaseRow>(db, Prisma.sql`
     WITH ${lockLeaseItem(presented.leaseId)},
     l AS (
       UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => ${durationSeconds}), renewed_at = clock_timestamp()
@@ -41,7 +44,7 @@ export async function renewIfCurrent(db: Db, presented: PresentedLease, duration
       INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)
       SELECT l.work_item_id, 'lease.renewed', l.worker_id, l.id, l.epoch, jsonb_build_object('expiresAt', l.expires_at) FROM l
     )
-    SELECT ${LEASE_COLUMNS} FROM l`;
+    SELECT ${LEASE_COLUMNS} FROM l`);
   return renewed;
 }
 
@@ -50,8 +53,8 @@ export async function renewIfCurrent(db: Db, presented: PresentedLease, duration
  * (RELEASE_LEASE_FUNCTION), one round trip. Null when the fencing refused it.
  */
 export async function releaseIfCurrent(db: Db, presented: PresentedLease, data: string): Promise<{ lease: LeaseRow; workItem: WorkItemRow } | null> {
-  const [row] = await db.$queryRaw<{ released: { lease: LeaseRow; workItem: WorkItemRow } | null }[]>`
-    SELECT release_lease(${presented.leaseId}::uuid, ${presented.epoch}::int, ${presented.workerId ?? null}::text, ${data}::jsonb) AS released`;
+  const [row] = await queryHotPath<{ released: { lease: LeaseRow; workItem: WorkItemRow } | null }>(db, Prisma.sql`
+    SELECT release_lease(${presented.leaseId}::uuid, ${presented.epoch}::int, ${presented.workerId ?? null}::text, ${data}::jsonb) AS released`);
   return row?.released ?? null;
 }
 
@@ -175,10 +178,13 @@ export async function unendedLeaseOf(tx: Tx, itemId: string): Promise<{ leaseId:
   return lease;
 }
 
-/** Leases ended in the last hour, per outcome. */
-export async function countLeasesEndedLastHour(db: Db): Promise<{ outcome: LeaseOutcome; n: number }[]> {
+/** Leases ended in the last hour, per outcome, on items in `caller`'s scope (rule 12). */
+export async function countLeasesEndedLastHour(db: Db, caller: Pick<Caller, "projects">): Promise<{ outcome: LeaseOutcome; n: number }[]> {
+  const scoped = caller.projects.length === 0
+    ? Prisma.empty
+    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items w WHERE w.id = l.work_item_id AND ${inCallerScope(caller)})`;
   return db.$queryRaw<{ outcome: LeaseOutcome; n: number }[]>`
-    SELECT outcome, count(*)::int AS n FROM leases WHERE ended_at > statement_timestamp() - interval '1 hour' GROUP BY outcome`;
+    SELECT outcome, count(*)::int AS n FROM leases l WHERE l.ended_at > statement_timestamp() - interval '1 hour' ${scoped} GROUP BY outcome`;
 }
 
 export async function findLease(db: Db, leaseId: string): Promise<LeaseRow | undefined> {

@@ -54,6 +54,6 @@ export async function deleteLimit(db: Db, key: string): Promise<boolean> {
 /** Every limit, by key, with its live leases. */
 export async function selectLimits(db: Db): Promise<LimitRow[]> {
   const rows = await db.$queryRaw<(LimitRow & { updatedAt: Date })[]>`
-    SELECT ${LIMIT_COLUMNS} FROM limits k ORDER BY k.key LIMIT ${MAX_LIMITS_LISTED}`;
+    SELECT ${LIMIT_COLUMNS} FROM limits k ORDER BY k.key COLLATE "C" LIMIT ${MAX_LIMITS_LISTED}`;
   return rows.map(toLimit);
 }

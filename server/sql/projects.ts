@@ -21,7 +21,7 @@ export async function insertProjectUnlessTaken(db: Db | Tx, id: string, name: st
 export async function selectProjects(db: Db | Tx, ids: string[] | null): Promise<ProjectRow[]> {
   return db.$queryRaw<ProjectRow[]>`
     SELECT id, name, created_at AS "createdAt" FROM projects
-     WHERE ${ids === null} OR id = ANY(${ids ?? []}::text[]) ORDER BY id`;
+     WHERE ${ids === null} OR id = ANY(${ids ?? []}::text[]) ORDER BY id COLLATE "C"`;
 }
 
 /** The first of `ids` that is not a project, or undefined when all exist. */

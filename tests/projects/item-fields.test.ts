@@ -47,6 +47,8 @@ describe("workItems.create fields", () => {
     expect(child).toMatchObject({ projectId: "kids", requires: ["gpu"], concurrencyKey: "k1" });
     const own = await people.operator.workItems.create({ id: "kid-2", title: "Own", parentId: "kid-parent", projectId: "kids", requires: [], concurrencyKey: "k2" });
     expect(own).toMatchObject({ projectId: "kids", requires: [], concurrencyKey: "k2" });
+    const cleared = await people.operator.workItems.create({ id: "kid-3", title: "Unkeyed", parentId: "kid-parent", concurrencyKey: null });
+    expect(cleared).toMatchObject({ projectId: "kids", requires: ["gpu"], concurrencyKey: null });
     expect(await refusal(people.operator.workItems.create({ title: "Elsewhere", parentId: "kid-parent", projectId: "default" }))).toMatchObject({
       reason: "VALIDATION", detail: { projectId: "default", parentProjectId: "kids" },
     });

@@ -106,6 +106,10 @@ describe("rule 12", () => {
     expect(everything).toMatchObject({ claims: 2, attentionRequests: 1 });
     expect((await alphaOperator.dashboard.activity({ range: "hour" })).totals).toMatchObject({ claims: 0, attentionRequests: 0, readyToClaimP50: null });
 
+    // b3's blocking request ended its lease: counted for everyone, not for a token scoped to alpha.
+    expect((await people.operator.dashboard.endedLastHour()).attention_requested).toBe(1);
+    expect(Object.values(await alphaOperator.dashboard.endedLastHour()).every((n) => n === 0)).toBe(true);
+
     const betaWorker = (list: { workerId: string }[]) => list.find((worker) => worker.workerId === "w-beta");
     expect(betaWorker(await people.operator.workers.list())).toMatchObject({ liveLeases: 1, lastHour: { claimed: 2 } });
     expect(betaWorker(await alphaOperator.workers.list())).toMatchObject({ liveLeases: 0, lastSeenAt: null, lastHour: { claimed: 0 } });

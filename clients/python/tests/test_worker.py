@@ -17,7 +17,7 @@ def test_run_worker_claims_and_releases_until_idle(agent: Callable[[str], Client
         job.note(f"working on {job.work_item['title']}")
         return Release(f"did {job.work_item['title']}")
 
-    summary = run_worker(agent("loop"), handler, duration_seconds=30, wait_seconds=1, stop_when_idle=True)
+    summary = agent("loop").run_worker(handler, duration_seconds=30, wait_seconds=1, stop_when_idle=True)
     assert seen == ids
     assert (summary.claimed, summary.released, summary.lost, summary.stopped_by) == (2, 2, 0, "idle")
     for item_id in ids:

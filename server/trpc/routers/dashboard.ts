@@ -15,7 +15,7 @@ export const dashboardRouter = router({
     .input(z.object({ projectId: projectId.optional(), limit: limit(200, 50) }).default({ limit: 50 }))
     .query(({ ctx, input }) => unroutableItems(ctx.db, ctx.caller, input)),
   /** Dashboard addition (read-only): leases ended in the last hour per outcome. */
-  endedLastHour: authedProcedure.query(({ ctx }) => endedLastHour(ctx.db)),
+  endedLastHour: authedProcedure.query(({ ctx }) => endedLastHour(ctx.db, ctx.caller)),
   /** Dashboard addition (read-only): attention requests with their item's title and stage; open oldest first, resolved newest first. */
   inbox: authedProcedure
     .input(z.object({ status: z.enum(["open", "resolved"]), limit: limit(200, 100), projectId: projectId.optional() }))

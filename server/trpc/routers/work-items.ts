@@ -25,7 +25,7 @@ export const workItemsRouter = router({
       key: idempotencyKey.optional(),
       projectId: projectId.optional(),
       requires: capabilities.optional(),
-      concurrencyKey: concurrencyKey.optional(),
+      concurrencyKey: concurrencyKey.nullish(),
       notBefore: isoTime.optional(),
       delaySeconds: delaySeconds.optional(),
       externalId: externalId.optional(),

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
 from .errors import NetworkError, error_from_reply
 from .types import AttentionKind, AttentionRequest, Asked, Claim, Finished, Lease, Note, WorkItem
+
+if TYPE_CHECKING:
+    from .worker import Handler, WorkerSummary
 
 # attention.wait holds a request at most this long (docs/api.md).
 _MAX_SERVER_WAIT_SECONDS = 60
@@ -48,6 +51,12 @@ class Client:
 
     def __exit__(self, *_: object) -> None:
         self.close()
+
+    def run_worker(self, handler: Handler, **options: Any) -> WorkerSummary:
+        """`run_worker(self, handler, **options)`: the worker loop of work_graph.run_worker with this client."""
+        from .worker import run_worker
+
+        return run_worker(self, handler, **options)
 
     def query(self, procedure: str, input: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
         """Any query procedure: GET /api/trpc/<procedure>?input=<JSON>."""
