@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { z } from "zod";
 
 /**
@@ -91,7 +92,7 @@ const SETTINGS = {
   WORK_GRAPH_STATEMENT_TIMEOUT_MS: wholeNumber(0, 2_147_483_647, 15_000),
   WORK_GRAPH_CONTINUITY_SECONDS: decimal({ from: 0 }, 30 * 86_400, 600),
   WORK_GRAPH_SWEEP_INTERVAL_MS: wholeNumber(50, 3_600_000, 1000),
-  WORK_GRAPH_DB_POOL_SIZE: wholeNumber(1, 1000, 20),
+  WORK_GRAPH_DB_POOL_SIZE: wholeNumber(1, 1000),
   WORK_GRAPH_DB_CONNECT_TIMEOUT_MS: wholeNumber(1, 3_600_000, 5000),
   WORK_GRAPH_IDEMPOTENCY_HOURS: decimal({ above: 0 }, 24 * 366, 24),
   WORK_GRAPH_DB_PORT: wholeNumber(0, 65_535),
@@ -210,7 +211,13 @@ export const statementTimeoutMs = () => withDefault("WORK_GRAPH_STATEMENT_TIMEOU
  * then gives 503 UNAVAILABLE instead of requests that hang.
  */
 export const databaseConnectTimeoutMs = () => withDefault("WORK_GRAPH_DB_CONNECT_TIMEOUT_MS");
-export const databasePoolSize = () => withDefault("WORK_GRAPH_DB_POOL_SIZE");
+/**
+ * Default: 4 connections per core of this machine, from 8 to 20. More statements in flight
+ * than the cores can run only add contention: on 2 cores a pool of 20 gave 64 agents 0.71–0.77×
+ * the cycles of 16, a pool of 8 gave 0.97–1.02× (BENCHMARKS.md "Issue 31"). With the database on
+ * a bigger machine, set it from that machine's cores.
+ */
+export const databasePoolSize = () => read("WORK_GRAPH_DB_POOL_SIZE") ?? Math.min(20, Math.max(8, 4 * availableParallelism()));
 /** Port of the embedded PostgreSQL; unset or 0: chosen at first start, then kept. */
 export const embeddedDatabasePort = () => read("WORK_GRAPH_DB_PORT") || undefined;
 
