@@ -70,7 +70,8 @@ export function shapeImport(items: ImportItem[]): ImportShape {
     const path: number[] = [];
     let at: number | undefined = start;
     while (at !== undefined && depth[at] === -1) {
-      if (path.includes(at)) throw refused("DEPENDENCY_CYCLE", items[Math.min(...path)]!.ref, "the parents form a loop");
+      // Name an item on the loop itself, not one of the items whose parent chain leads into it.
+      if (path.includes(at)) throw refused("DEPENDENCY_CYCLE", items[Math.min(...path.slice(path.indexOf(at)))]!.ref, "the parents form a loop");
       path.push(at);
       const parent: Target | null = parentOf[at]!;
       at = parent && "ref" in parent ? indexOf.get(parent.ref) : undefined;

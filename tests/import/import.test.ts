@@ -105,6 +105,13 @@ describe("workItems.import", () => {
         items[38] = { ref: "r38", title: "Loop B", parent: "r37" };
         return items;
       }, "DEPENDENCY_CYCLE"],
+      ["a parent loop reached first from an earlier item outside it", (prefix) => {
+        const items = fiftyWith(prefix);
+        items[10] = { ref: "r10", title: "Leads into the loop", parent: "r37" };
+        items[37] = { ref: "r37", title: "Loop A", parent: "r38" };
+        items[38] = { ref: "r38", title: "Loop B", parent: "r37" };
+        return items;
+      }, "DEPENDENCY_CYCLE"],
     ];
     let round = 0;
     for (const [name, bad, reason] of cases) {
