@@ -6,10 +6,11 @@
  * clients (@trpc/client, the SDK) cost several times more CPU per call than node:http — that
  * cost is the agent's, on the agent's machine, and is not what the row measures.
  * Input (JSON in argv[3]): { tokens, windowMs, warmupMs }. Prints one line `warm` when the
- * warm-up is over, then one JSON line { rate, cpuMs, claimP50Ms, floorP50Ms } (cycles/s, this
- * process's CPU, the median claim round trip, and with one worker the median round trip of
- * GET /api/health/live on the same connection: what HTTP between two processes costs here
- * before any API work).
+ * warm-up is over, then one JSON line { rate, cpuMs, claimP50Ms, claimP99Ms, floorP50Ms,
+ * renewP50Ms } (cycles/s, this process's CPU, the claim round trip's median and 99th
+ * percentile, and with one worker: the median round trip of GET /api/health/live on the same
+ * connection, what HTTP between two processes costs here before any API work, and the median
+ * of 300 heartbeats (leases.renew) on one lease).
  */
 import http from "node:http";
 import { timedLoops } from "./support";
@@ -65,11 +66,27 @@ claimMs = [];
 const cpu = process.cpuUsage();
 const rate = await timedLoops(clients.length, windowMs, cycle);
 const used = process.cpuUsage(cpu);
-const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? null;
+const quantile = (values: number[], q: number) => values.sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))] ?? null;
 const floorMs: number[] = [];
-for (let i = 0; clients.length === 1 && i < 300; i++) {
-  const started = performance.now();
-  await clients[0]!("/api/health/live");
-  floorMs.push(performance.now() - started);
+const renewMs: number[] = [];
+if (clients.length === 1) {
+  const call = clients[0]!;
+  for (let i = 0; i < 300; i++) {
+    const started = performance.now();
+    await call("/api/health/live");
+    floorMs.push(performance.now() - started);
+  }
+  const claimed = await call<{ lease: { id: string; epoch: number } } | null>("leases.claim", { durationSeconds: 300 });
+  if (claimed) {
+    for (let i = 0; i < 300; i++) {
+      const started = performance.now();
+      await call("leases.renew", { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, durationSeconds: 300 });
+      renewMs.push(performance.now() - started);
+    }
+    await call("leases.release", { leaseId: claimed.lease.id, epoch: claimed.lease.epoch, evidence: "bench" });
+  }
 }
-console.log(JSON.stringify({ rate, cpuMs: (used.user + used.system) / 1000, claimP50Ms: median(claimMs), floorP50Ms: median(floorMs) }));
+console.log(JSON.stringify({
+  rate, cpuMs: (used.user + used.system) / 1000,
+  claimP50Ms: quantile(claimMs, 0.5), claimP99Ms: quantile(claimMs, 0.99), floorP50Ms: quantile(floorMs, 0.5), renewP50Ms: quantile(renewMs, 0.5),
+}));

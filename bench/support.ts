@@ -100,6 +100,27 @@ export async function insertReady(url: string, prefix: string, count: number) {
 }
 
 /**
+ * `count` ready items as agents over HTTP meet them: half roots, half children of decomposed
+ * parents in groups of `siblings`, alternating in claim order. A child's release counts its
+ * parent down, so siblings released together queue on the parent's row; the parent is ready
+ * (and claimed) once its last child is released.
+ */
+export async function insertReadyWithSiblings(url: string, prefix: string, count: number, siblings = 8) {
+  await sql(url, `
+    WITH parents AS (
+      INSERT INTO work_items (id, title, open_child_count)
+      SELECT $1 || 'parent-' || p, 'bench parent', count(*)
+        FROM generate_series(2, $2::int, 2) g, LATERAL (SELECT 1 + (g / 2 - 1) / $3::int AS p) grouped
+       GROUP BY p
+      RETURNING id)
+    INSERT INTO work_items (id, title, parent_id, created_at)
+    SELECT $1 || g, 'bench item', CASE WHEN g % 2 = 0 THEN $1 || 'parent-' || (1 + (g / 2 - 1) / $3::int) END,
+           now() + g * interval '1 microsecond'
+      FROM generate_series(1, $2::int) g, (SELECT count(*) FROM parents) inserted`, [prefix, count, siblings]);
+  await sql(url, "VACUUM ANALYZE work_items");
+}
+
+/**
  * A graph of `n` open items in a realistic mix, with readiness counters consistent with
  * server/domain/readiness.ts, plus 0.25 × n finished items (with their ended leases):
  *   10 % leased     live leases, at the head of the queue (claims take the head, so that is where

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
+import type { Browser, Request } from "playwright-core";
 import { admin, agentClient, attributeNow, launchBrowser, LIVE_MS, operatorContext, run, textNow } from "./support";
 
 let browser: Browser;
@@ -111,6 +111,11 @@ describe("attention inbox", () => {
 
     const context = await operatorContext(browser);
     const page = await context.newPage();
+    const isInbox = (url: URL) => url.pathname.includes("dashboard.inbox");
+    const inboxInFlight = new Set<Request>();
+    page.on("request", (request) => void (isInbox(new URL(request.url())) && inboxInFlight.add(request)));
+    page.on("requestfinished", (request) => void inboxInFlight.delete(request));
+    page.on("requestfailed", (request) => void inboxInFlight.delete(request));
     await page.goto("/attention");
     const card = page.locator(`[data-request-id="${asked.request.id}"]`);
     await card.waitFor();
@@ -118,14 +123,17 @@ describe("attention inbox", () => {
     await card.getByLabel("Resolution").fill("Call it Lighthouse.");
 
     // Someone else answers first, while this page has not polled yet (its inbox refresh is held
-    // back): submitting shows the refusal with its reason.
+    // back): submitting shows the refusal with its reason. An inbox read already on its way
+    // when the hold starts is let finish first, or it could bring the answered state in.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const isInbox = (url: URL) => url.pathname.includes("dashboard.inbox");
+    const heldRequests = new Set<Request>();
     await page.route(isInbox, async (route) => {
+      heldRequests.add(route.request());
       await held;
       await route.continue().catch(() => {});
     });
+    await expect.poll(() => [...inboxInFlight].every((request) => heldRequests.has(request))).toBe(true);
     await admin.attention.resolve.mutate({ id: asked.request.id, resolution: "Beacon" });
     await card.getByRole("button", { name: "Resolve" }).click();
     await card.getByRole("alert").waitFor();
