@@ -111,12 +111,11 @@ export async function insertReadyWithSiblings(url: string, prefix: string, count
       INSERT INTO work_items (id, title, open_child_count)
       SELECT $1 || 'parent-' || p, 'bench parent', count(*)
         FROM generate_series(2, $2::int, 2) g, LATERAL (SELECT 1 + (g / 2 - 1) / $3::int AS p) grouped
-       GROUP BY p
-      RETURNING id)
+       GROUP BY p)
     INSERT INTO work_items (id, title, parent_id, created_at)
     SELECT $1 || g, 'bench item', CASE WHEN g % 2 = 0 THEN $1 || 'parent-' || (1 + (g / 2 - 1) / $3::int) END,
            now() + g * interval '1 microsecond'
-      FROM generate_series(1, $2::int) g, (SELECT count(*) FROM parents) inserted`, [prefix, count, siblings]);
+      FROM generate_series(1, $2::int) g`, [prefix, count, siblings]);
   await sql(url, "VACUUM ANALYZE work_items");
 }
 

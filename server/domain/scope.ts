@@ -14,6 +14,16 @@ export function inCallerScope(caller: Pick<Caller, "projects">, column: Prisma.S
   return caller.projects.length === 0 ? Prisma.sql`true` : Prisma.sql`${column} = ANY(${caller.projects}::text[])`;
 }
 
+/**
+ * `AND` the item `workItemColumn` names is in `projects` (a row that is not an item itself: a
+ * lease, an event), or nothing at all for an unscoped caller, so its statement stays as it was.
+ */
+export function itemInProjects(projects: string[], workItemColumn: Prisma.Sql): Prisma.Sql {
+  return projects.length === 0
+    ? Prisma.empty
+    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = ${workItemColumn} AND s.project_id = ANY(${projects}::text[]))`;
+}
+
 /** Whether the caller may see a project: unscoped callers see every one. */
 export function maySeeProject(caller: Pick<Caller, "projects">, projectId: string): boolean {
   return caller.projects.length === 0 || caller.projects.includes(projectId);

@@ -1,5 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
+import { itemInProjects } from "../domain/scope";
 
 export interface CountRow {
   kind: "claims" | "releases" | "expiries" | "revocations" | "attentionRequests";
@@ -109,7 +110,4 @@ export async function selectActivity(db: Db, bucketSeconds: number, bucketCount:
 }
 
 /** Rule 12 (projects scope tokens) over events `e`: nothing for an unscoped caller (the statement stays as it was), else only events of its projects' items. */
-export const activityScope = (projects: string[]): Prisma.Sql =>
-  projects.length === 0
-    ? Prisma.empty
-    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = e.work_item_id AND s.project_id = ANY(${projects}::text[]))`;
+export const activityScope = (projects: string[]): Prisma.Sql => itemInProjects(projects, Prisma.raw("e.work_item_id"));

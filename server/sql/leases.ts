@@ -6,7 +6,7 @@ import type { Tx } from "../database/transaction";
 import type { LeaseOutcome } from "../domain/contract";
 import { endExpiredLeasesSql } from "../domain/expiry";
 import { isLiveLease, lockLeaseItem } from "../domain/fencing";
-import { inCallerScope } from "../domain/scope";
+import { itemInProjects } from "../domain/scope";
 import type { Caller } from "../domain/types";
 import { endLeasesSql } from "../domain/leases";
 import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, SHIFT_BELOW_UNBLOCKED } from "../domain/readiness";
@@ -180,11 +180,10 @@ export async function unendedLeaseOf(tx: Tx, itemId: string): Promise<{ leaseId:
 
 /** Leases ended in the last hour, per outcome, on items in `caller`'s scope (rule 12). */
 export async function countLeasesEndedLastHour(db: Db, caller: Pick<Caller, "projects">): Promise<{ outcome: LeaseOutcome; n: number }[]> {
-  const scoped = caller.projects.length === 0
-    ? Prisma.empty
-    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items w WHERE w.id = l.work_item_id AND ${inCallerScope(caller)})`;
   return db.$queryRaw<{ outcome: LeaseOutcome; n: number }[]>`
-    SELECT outcome, count(*)::int AS n FROM leases l WHERE l.ended_at > statement_timestamp() - interval '1 hour' ${scoped} GROUP BY outcome`;
+    SELECT outcome, count(*)::int AS n FROM leases l
+     WHERE l.ended_at > statement_timestamp() - interval '1 hour' ${itemInProjects(caller.projects, Prisma.raw("l.work_item_id"))}
+     GROUP BY outcome`;
 }
 
 export async function findLease(db: Db, leaseId: string): Promise<LeaseRow | undefined> {

@@ -43,12 +43,11 @@ export async function upsertLimit(db: Db, key: string, maxLeases: number): Promi
   return toLimit(row!);
 }
 
-/** Removes key `key`'s limit; false when it had none. Waiting claims retry. */
-export async function deleteLimit(db: Db, key: string): Promise<boolean> {
-  const [row] = await db.$queryRaw<{ key: string }[]>`
+/** Removes key `key`'s limit, if it has one; then waiting claims retry. */
+export async function deleteLimit(db: Db, key: string): Promise<void> {
+  await db.$queryRaw`
     WITH k AS (DELETE FROM limits WHERE key = ${key} RETURNING key), woken AS (SELECT ${WAKE_CLAIMS} FROM k)
     SELECT k.key FROM k, woken`;
-  return row !== undefined;
 }
 
 /** Every limit, by key, with its live leases. */

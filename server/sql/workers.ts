@@ -2,6 +2,7 @@ import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { workerDrained, workerDrainSql, type WorkerDrain } from "../domain/draining";
+import { itemInProjects } from "../domain/scope";
 import { actorNameOf } from "../domain/views";
 
 /* Workers (rows derived from leases, drains and agent tokens) and their drains (server/domain/draining.ts says how claims and drains serialize). */
@@ -54,12 +55,8 @@ export interface WorkerRow {
  * For a caller scoped to `projects` (rule 12 (projects scope tokens)), the lease counts and last-seen time only count its projects' items.
  */
 export async function selectWorkers(db: Db | Tx, only: string | undefined, limit: number, projects: string[] = []): Promise<WorkerRow[]> {
-  const leaseInScope = projects.length === 0
-    ? Prisma.empty
-    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = l.work_item_id AND s.project_id = ANY(${projects}::text[]))`;
-  const eventInScope = projects.length === 0
-    ? Prisma.empty
-    : Prisma.sql`AND EXISTS (SELECT 1 FROM work_items s WHERE s.id = e.work_item_id AND s.project_id = ANY(${projects}::text[]))`;
+  const leaseInScope = itemInProjects(projects, Prisma.raw("l.work_item_id"));
+  const eventInScope = itemInProjects(projects, Prisma.raw("e.work_item_id"));
   const known = only !== undefined
     ? Prisma.sql`SELECT ${only}::text AS worker_id`
     : Prisma.sql`
