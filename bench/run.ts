@@ -210,6 +210,7 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
       const child = spawn(process.execPath, [...process.execArgv, path.join(benchDir, "http-clients.ts"), server.url, JSON.stringify({ tokens, windowMs: config.windowMs, warmupMs: config.warmupMs })], {
         stdio: ["ignore", "pipe", "inherit"],
       });
+      const waits = process.env.BENCH_WAIT_EVENTS ? sampleWaitEvents(url) : null;
       let meter: ReturnType<typeof cpuMeter> | null = null;
       let serverCpuAtWarm = 0;
       let cpu: CpuSample | null = null;
@@ -227,6 +228,7 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
         child.on("error", reject);
         child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`http-clients exited with ${code}: ${output}`))));
       });
+      if (waits) log(`${workers} agents, run ${run + 1}: ${await waits.stop()}`);
       const result = JSON.parse(output.slice(output.indexOf("{"))) as {
         rate: number; cpuMs: number; claimP50Ms: number | null; claimP99Ms: number | null; floorP50Ms: number | null; renewP50Ms: number | null;
       };
@@ -255,6 +257,48 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
     ...(claimP99.length ? { claimP99Ms: median(claimP99) } : {}),
     ...(renewP50.length ? { renewP50Ms: median(renewP50) } : {}),
     ...(floorP50.length ? { floorP50Ms: median(floorP50) } : {}),
+  };
+}
+
+/**
+ * BENCH_WAIT_EVENTS=1: what the database's busy sessions are doing during an over-HTTP run,
+ * sampled from pg_stat_activity every 5 ms (a session with no wait event is on the CPU), as
+ * the average number of sessions per state: where claims and releases queue under many agents;
+ * and the WAL written per cycle (pg_stat_wal, cluster-wide: nothing else runs meanwhile).
+ */
+function sampleWaitEvents(url: string): { stop(): Promise<string> } {
+  const client = new pg.Client({ connectionString: url });
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let running = true;
+  const walNow = async () => (await client.query<{ records: string; fpi: string; bytes: string; cycles: string }>(
+    `SELECT wal_records AS records, wal_fpi AS fpi, wal_bytes AS bytes, (SELECT count(*) FROM leases WHERE ended_at IS NOT NULL) AS cycles FROM pg_stat_wal`)).rows[0]!;
+  let walAtStart: Awaited<ReturnType<typeof walNow>> = { records: "0", fpi: "0", bytes: "0", cycles: "0" };
+  let walSummary = "";
+  const done = (async () => {
+    await client.connect();
+    walAtStart = await walNow();
+    while (running) {
+      const { rows } = await client.query<{ state: string; n: number }>(`
+        SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU') AS state, count(*)::int AS n
+          FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid() GROUP BY 1`);
+      samples++;
+      for (const row of rows) counts.set(row.state, (counts.get(row.state) ?? 0) + row.n);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const walAtEnd = await walNow();
+    const cycles = Math.max(1, Number(walAtEnd.cycles) - Number(walAtStart.cycles));
+    const per = (key: "records" | "fpi" | "bytes") => ((Number(walAtEnd[key]) - Number(walAtStart[key])) / cycles).toFixed(1);
+    walSummary = `; WAL per cycle: ${per("records")} records, ${per("fpi")} full-page images, ${per("bytes")} bytes`;
+    await client.end();
+  })();
+  return {
+    async stop() {
+      running = false;
+      await done;
+      const busy = [...counts].sort((a, b) => b[1] - a[1]).map(([state, n]) => `${state} ${(n / Math.max(1, samples)).toFixed(2)}`);
+      return `active sessions on average over ${samples} samples: ${busy.join(", ") || "none"}${walSummary}`;
+    },
   };
 }
 

@@ -138,6 +138,7 @@ export const PROPAGATE_TERMINATION = Prisma.sql`
   ), parent_updated AS (
     UPDATE work_items p SET open_child_count = p.open_child_count - 1, updated_at = done.at
       FROM done WHERE p.id = done.parent_id
+    RETURNING p.open_child_count
   )`;
 
 /**
@@ -146,6 +147,13 @@ export const PROPAGATE_TERMINATION = Prisma.sql`
  * is no subtree to shift.
  */
 export const HAS_UNBLOCKED = Prisma.sql`EXISTS (SELECT 1 FROM unblocked)`;
+
+/**
+ * Whether the termination PROPAGATE_TERMINATION recorded may have made work claimable: a
+ * dependent has one open blocker less, or the parent has no open child left. Otherwise the
+ * only items it changed are the terminated one and a parent still waiting on other children.
+ */
+export const MAY_HAVE_READIED = Prisma.sql`(${HAS_UNBLOCKED} OR EXISTS (SELECT 1 FROM parent_updated WHERE open_child_count = 0))`;
 
 /**
  * The subtrees under `itemId`'s dependents inherit one open blocker less per path: a statement

@@ -6,7 +6,7 @@ import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types"
 import { toAttentionRequest, toLease, toWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { countClaim, timeClaim } from "../metrics";
-import { announceLocally } from "../realtime/wakeups";
+import { announceQuietCommit } from "../realtime/wakeups";
 import { agentCapabilities, missingCapabilities, type Routing } from "../domain/routing";
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
@@ -189,7 +189,7 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
       ),
     );
   });
-  if (claimed) announceLocally(db, ["lease.claimed"]);
+  if (claimed) announceQuietCommit(db);
   if (!claimed && input.workItemId !== undefined) {
     // Ending its expired lease sent the item to a person (rule 11) or cancelled it (its GitHub issue was closed meanwhile).
     const stage = (await inTransaction(db, (tx) => selectWorkItem(tx, input.workItemId!)))?.stage ?? "needs_attention";

@@ -4,6 +4,7 @@ import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease, toWorkItem } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
+import { announceQuietCommit } from "../realtime/wakeups";
 import { leaseOutsideScope, lockCurrentLease, refuseStaleLease } from "../sql/fencing";
 import { endLease, releaseIfCurrent } from "../sql/leases";
 import { cancelSubtree } from "../sql/termination";
@@ -39,6 +40,7 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
   const outside = await leaseOutsideScope(db, caller, input.leaseId);
   const released = outside ? null : await retryingConflicts(() => releaseIfCurrent(db, presented, data));
   if (!released) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
+  if (!released.announced) announceQuietCommit(db);
   countLeaseEnded(db, released.lease);
   return { lease: toLease(released.lease), workItem: toWorkItem(released.workItem) };
 }

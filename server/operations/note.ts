@@ -3,7 +3,7 @@ import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
 import type { Caller, Note } from "../domain/types";
 import { toNote } from "../domain/views";
-import { announceLocally } from "../realtime/wakeups";
+import { announceQuietCommit } from "../realtime/wakeups";
 import { lockCurrentLease } from "../sql/fencing";
 import { idempotent } from "../sql/idempotency";
 import { insertNote } from "../sql/notes";
@@ -23,6 +23,6 @@ export async function addNote(db: Db, caller: Caller, input: NoteInput): Promise
       return toNote(await insertNote(tx, lease, input.content));
     }),
   );
-  announceLocally(db, ["note.added"]);
+  announceQuietCommit(db);
   return note;
 }

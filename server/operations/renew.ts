@@ -3,7 +3,7 @@ import { inTransaction, retryingConflicts } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
 import { toLease } from "../domain/views";
-import { announceLocally } from "../realtime/wakeups";
+import { announceQuietCommit } from "../realtime/wakeups";
 import { leaseOutsideScope, refuseStaleLease } from "../sql/fencing";
 import { renewIfCurrent } from "../sql/leases";
 
@@ -24,6 +24,6 @@ export async function renew(db: Db, caller: Caller, input: RenewInput): Promise<
   const outside = await leaseOutsideScope(db, caller, input.leaseId);
   const renewed = outside ? null : await retryingConflicts(() => renewIfCurrent(db, presented, input.durationSeconds));
   if (!renewed) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
-  announceLocally(db, ["lease.renewed"]);
+  announceQuietCommit(db);
   return toLease(renewed);
 }

@@ -9,9 +9,9 @@ const PAGE = 500;
 /**
  * A reader with nothing new normally sleeps until a commit is heard. It also looks again
  * after this long: a hole left by a transaction that aborted after taking a sequence number
- * is settled by the next read, no commit announces an abort, and claims, renewals and notes
- * committed through another app instance are not announced (server/realtime/wakeups.ts
- * NOTHING_READIED) — they reach this reader with the next announced event or by this re-check.
+ * is settled by the next read, and no commit announces an abort. Commits the database does not
+ * announce (claims, renewals, notes, releases that readied nothing) are relayed by the instance
+ * that made them (server/realtime/relay.ts); one that died before relaying is caught up here.
  */
 const RECHECK_MS = 2_000;
 const EVERY_PROJECT = { projects: [] };

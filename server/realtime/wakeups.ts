@@ -5,6 +5,8 @@ import { AttentionWaiters } from "./attention-waiters";
 import { ClaimWaiters } from "./claim-waiters";
 import { EventReaders } from "./event-readers";
 import { CommitListener, type Heard } from "./listener";
+import { relayCommit } from "./relay";
+import { RELAYED } from "../sql/notifications";
 
 /**
  * Waiting instead of polling (API.md v2). One CommitListener per app instance (per Db) hears
@@ -20,10 +22,12 @@ import { CommitListener, type Heard } from "./listener";
 
 /**
  * Event types after which nothing became claimable (a lease was taken or extended, a note
- * written). The database does not announce these (migration 20261203170000): the instance that
- * committed one announces it to its own readers (announceLocally).
+ * written), and the relay of such commits. The database does not announce these (migrations
+ * 20261203170000, 20261206000000), nor releases that readied nothing: the instance that
+ * committed one announces it to its own readers at once and relays it to the others
+ * (announceQuietCommit).
  */
-const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added"]);
+const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added", RELAYED]);
 const ATTENTION_RESOLVED = "attention.resolved";
 
 export class Wakeups {
@@ -60,9 +64,9 @@ export class Wakeups {
     return this.attention.count;
   }
 
-  /** See announceLocally. */
-  heardHere(types: string[]) {
-    if (!this.closed) this.heard({ types: new Set(types) });
+  /** See announceQuietCommit. */
+  heardQuietCommitHere() {
+    if (!this.closed) this.heard({ types: new Set([RELAYED]) });
   }
 
   private heard(heard: Heard) {
@@ -111,12 +115,13 @@ export class Wakeups {
 const hubs = new WeakMap<Db, Wakeups>();
 
 /**
- * This instance committed events of `types` that the database does not announce
- * (NOTHING_READIED): its event-stream readers hear of them at once. Nothing happens when the
- * instance has no hub (nobody here listens).
+ * This instance committed events that the database did not announce and that made nothing
+ * claimable: its own event-stream readers hear of them at once (when it has a hub), other
+ * instances' through the relay (server/realtime/relay.ts).
  */
-export function announceLocally(db: Db, types: string[]): void {
-  hubs.get(db)?.heardHere(types);
+export function announceQuietCommit(db: Db): void {
+  hubs.get(db)?.heardQuietCommitHere();
+  relayCommit(db);
 }
 
 /** The wake-up hub of the app instance that owns `db` (created, not yet connected, on first use). */

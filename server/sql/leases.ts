@@ -9,7 +9,8 @@ import { isLiveLease, lockLeaseItem } from "../domain/fencing";
 import { itemInProjects } from "../domain/scope";
 import type { Caller } from "../domain/types";
 import { endLeasesSql } from "../domain/leases";
-import { HAS_UNBLOCKED, PROPAGATE_TERMINATION, SHIFT_BELOW_UNBLOCKED } from "../domain/readiness";
+import { HAS_UNBLOCKED, MAY_HAVE_READIED, PROPAGATE_TERMINATION, SHIFT_BELOW_UNBLOCKED } from "../domain/readiness";
+import { EVENTS_CHANNEL, QUIET_EVENTS_SETTING } from "./notifications";
 import { LEASE_COLUMNS, WORK_ITEM_COLUMNS, type LeaseRow, type WorkItemRow } from "../domain/views";
 import { countLeaseEnded, countLeasesEnded } from "../metrics";
 
@@ -48,12 +49,19 @@ export async function renewIfCurrent(db: Db, presented: PresentedLease, duration
   return renewed;
 }
 
+/** A release as release_lease returns it; `announced`: its commit notified (see RELEASE_LEASE_FUNCTION). */
+export interface Released {
+  lease: LeaseRow;
+  workItem: WorkItemRow;
+  announced: boolean;
+}
+
 /**
  * Releases the lease if it is the item's live lease: one call of release_lease
  * (RELEASE_LEASE_FUNCTION), one round trip. Null when the fencing refused it.
  */
-export async function releaseIfCurrent(db: Db, presented: PresentedLease, data: string): Promise<{ lease: LeaseRow; workItem: WorkItemRow } | null> {
-  const [row] = await queryHotPath<{ released: { lease: LeaseRow; workItem: WorkItemRow } | null }>(db, Prisma.sql`
+export async function releaseIfCurrent(db: Db, presented: PresentedLease, data: string): Promise<Released | null> {
+  const [row] = await queryHotPath<{ released: Released | null }>(db, Prisma.sql`
     SELECT release_lease(${presented.leaseId}::uuid, ${presented.epoch}::int, ${presented.workerId ?? null}::text, ${data}::jsonb) AS released`);
   return row?.released ?? null;
 }
@@ -72,13 +80,21 @@ export async function releaseIfCurrent(db: Db, presented: PresentedLease, data: 
  *   3. When it unblocked any dependent, SHIFT_BELOW_UNBLOCKED in a statement of its own: had
  *      the one above waited for a dependent's row (a move or a new child under it), its
  *      snapshot would not show the subtree that dependent has now.
+ * Its events do not notify one by one (QUIET_EVENTS_SETTING): PostgreSQL serializes every
+ * notifying commit through its WAL flush, and most releases make nothing claimable. The
+ * function notifies, in the same commit, only when the release may have readied work
+ * (MAY_HAVE_READIED) or freed a slot under a concurrency key's limit (rule 14), and says so in
+ * `announced`; otherwise the app relays the commit to other instances' event streams after it
+ * (server/realtime/relay.ts).
  */
 export const RELEASE_LEASE_FUNCTION = `CREATE OR REPLACE FUNCTION "release_lease"("p_lease" UUID, "p_epoch" INTEGER, "p_worker" TEXT, "p_data" JSONB)
 RETURNS JSON LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     "released" JSON;
     "unblocked_any" BOOLEAN;
+    "announced" BOOLEAN;
 BEGIN
+    PERFORM set_config('${QUIET_EVENTS_SETTING}', 'on', true);
     PERFORM lock_for_release("p_lease");
 ${staticSql(Prisma.sql`
     WITH ${lockLeaseItem(sqlParameter(`"p_lease"`))},
@@ -95,12 +111,18 @@ ${staticSql(Prisma.sql`
     done AS (SELECT id, parent_id, updated_at AS at FROM w),
     ${PROPAGATE_TERMINATION}
     SELECT json_build_object('lease', (SELECT row_to_json(x) FROM (SELECT ${LEASE_COLUMNS} FROM l) x),
-                             'workItem', (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x)),
+                             'workItem', (SELECT row_to_json(x) FROM (SELECT ${WORK_ITEM_COLUMNS} FROM w) x),
+                             'announced', ${MAY_HAVE_READIED} OR l.concurrency_key IS NOT NULL),
            ${HAS_UNBLOCKED}
       INTO "released", "unblocked_any"
       FROM l;`)}
     IF "unblocked_any" THEN
 ${staticSql(Prisma.sql`${SHIFT_BELOW_UNBLOCKED(sqlParameter(`("released"->'lease'->>'workItemId')`))};`)}
+    END IF;
+    PERFORM set_config('${QUIET_EVENTS_SETTING}', 'off', true);
+    "announced" := coalesce(("released"->>'announced')::boolean, false);
+    IF "announced" THEN
+        PERFORM pg_notify('${EVENTS_CHANNEL}', 'lease.ended'), pg_notify('${EVENTS_CHANNEL}', 'work_item.status_changed');
     END IF;
     RETURN "released";
 END $$;`;

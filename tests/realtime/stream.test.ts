@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { describe, expect } from "vitest";
+import { describe, expect, onTestFinished } from "vitest";
 import { createSession, endSession } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
 import type { WorkGraphEvent } from "../../server/domain/types";
@@ -79,6 +79,22 @@ describe("events.stream", () => {
     // Instance B heard the commit made through instance A: that wakes its readers (the 2 s re-check is only a fallback).
     expect(wakeups(dbB).eventsHeard).toBeGreaterThan(heardBefore);
     source.close();
+  });
+
+  it("a claim and a release that readies nothing, made on another instance, arrive through that instance's relay", async ({ people, dbB, stream }) => {
+    await people.operator.workItems.create({ id: "quiet-item", title: "Nothing waits for it" });
+    const source = await stream({ workItemId: "quiet-item" });
+    onTestFinished(() => source.close()); // an open stream would hold the server's close
+    await source.next("connected");
+    const agent = await people.agent("quiet-agent");
+    const heardBefore = wakeups(dbB).eventsHeard;
+    const { lease } = (await agent.leases.claim({ workItemId: "quiet-item", durationSeconds: 60 }))!;
+    expect(await nextEvent(source)).toMatchObject({ type: "lease.claimed", leaseId: lease.id });
+    await agent.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" });
+    expect(await nextEvent(source)).toMatchObject({ type: "lease.ended", leaseId: lease.id });
+    expect(await nextEvent(source)).toMatchObject({ type: "work_item.status_changed", data: { to: "released" } });
+    // Neither commit notified (tests/realtime/notifications.test.ts): B heard A's relays, it did not wait for its 2 s re-check.
+    expect(wakeups(dbB).eventsHeard).toBeGreaterThan(heardBefore);
   });
 
   it("resumes after a disconnect with Last-Event-ID or lastEventId: no gap, no duplicate", async ({ sql, people, stream }) => {
