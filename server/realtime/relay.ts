@@ -3,16 +3,17 @@ import { logger } from "../log";
 import { notifyRelayed } from "../sql/notifications";
 
 /** Least time between two relays of one instance: under load one NOTIFY covers every commit of its window. */
-const RELAY_SPACING_MS = 10;
+const RELAY_SPACING_MS = 50;
 
 /**
  * Commits the database does not announce (claims, renewals, notes, releases that readied
  * nothing: server/realtime/wakeups.ts NOTHING_READIED) reach other app instances' event
  * streams through one relayed NOTIFY (RELAYED) sent after them: one at a time per instance and
  * at most one every RELAY_SPACING_MS, so those commits stay off PostgreSQL's notify lock and
- * a busy instance adds at most 100 small notifying commits a second. An instance that dies
- * between a commit and its relay leaves other instances' readers to their periodic re-check
- * (server/queries/event-stream.ts RECHECK_MS); no waiting claim depends on a relay.
+ * a busy instance adds at most 20 small notifying commits (each a WAL flush) a second. An
+ * instance that dies between a commit and its relay leaves other instances' readers to their
+ * periodic re-check (server/queries/event-stream.ts RECHECK_MS); no waiting claim depends on a
+ * relay.
  */
 class Relay {
   private pending = false;
