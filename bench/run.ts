@@ -151,10 +151,12 @@ async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServ
  * Node flags to that process (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it);
  * BENCH_SERVER_LOG names a file that keeps its request log (each line has the server-side durationMs).
  */
+const BENCH_ADMIN_TOKEN = `bench-admin-${"x".repeat(40)}`;
+
 async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
   const port = await freePort();
   const child = spawn(process.execPath, [...(process.env.BENCH_SERVER_NODE_ARGS?.split(" ") ?? []), "--import", "tsx", path.join(benchDir, "..", "scripts", "start.ts"), "--api-only"], {
-    env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", WORK_GRAPH_DB_PREPARED_STATEMENTS: "named", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: `bench-admin-${"x".repeat(40)}` },
+    env: { ...process.env, WORK_GRAPH_LOG_LEVEL: "info", WORK_GRAPH_DB_PREPARED_STATEMENTS: "named", DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", WORK_GRAPH_ADMIN_TOKEN: BENCH_ADMIN_TOKEN },
     stdio: ["ignore", process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, "a") : "ignore", "inherit"],
   });
   const url = `http://127.0.0.1:${port}`;
@@ -213,6 +215,7 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
       const waits = process.env.BENCH_WAIT_EVENTS ? sampleWaitEvents(url) : null;
       let meter: ReturnType<typeof cpuMeter> | null = null;
       let serverCpuAtWarm = 0;
+      let loopDelayAtWarm: Promise<string> | null = null;
       let cpu: CpuSample | null = null;
       let output = "";
       await new Promise<void>((resolve, reject) => {
@@ -222,13 +225,18 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
           if (!meter && output.includes("warm\n")) {
             meter = cpuMeter(postmasterPid);
             serverCpuAtWarm = server.cpuMs();
+            if (waits && via === "npm start") loopDelayAtWarm = eventLoopDelay(server.url);
           }
           if (meter && !cpu && /\{.*\}\n/.test(output)) cpu = { ...meter.stop(), appMs: server.cpuMs() - serverCpuAtWarm };
         });
         child.on("error", reject);
         child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`http-clients exited with ${code}: ${output}`))));
       });
-      if (waits) log(`${workers} agents, run ${run + 1}: ${await waits.stop()}`);
+      if (waits) {
+        await loopDelayAtWarm;
+        const delay = loopDelayAtWarm ? `; the server's event loop since warm-up: ${await eventLoopDelay(server.url)}` : "";
+        log(`${workers} agents, run ${run + 1}: ${await waits.stop()}${delay}`);
+      }
       const result = JSON.parse(output.slice(output.indexOf("{"))) as {
         rate: number; cpuMs: number; claimP50Ms: number | null; claimP99Ms: number | null; floorP50Ms: number | null; renewP50Ms: number | null;
       };
@@ -260,11 +268,28 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
   };
 }
 
+/** prom-client's event-loop monitor fires every 10 ms and records the whole interval, so 10 ms means no delay. */
+const LOOP_MONITOR_INTERVAL_MS = 10;
+
+/**
+ * The npm start server's event-loop delay (prom-client's nodejs_eventloop_lag_* in
+ * /api/metrics) since the previous scrape (prom-client resets its histogram at every scrape):
+ * how late a timer ran, beyond the monitor's own interval.
+ */
+async function eventLoopDelay(url: string): Promise<string> {
+  const response = await fetch(`${url}/api/metrics`, { headers: { authorization: `Bearer ${BENCH_ADMIN_TOKEN}` } });
+  const text = await response.text();
+  const late = (name: string) =>
+    Math.max(0, Number(text.match(new RegExp(`^nodejs_eventloop_lag_${name}_seconds (\\S+)$`, "m"))?.[1] ?? NaN) * 1000 - LOOP_MONITOR_INTERVAL_MS).toFixed(1);
+  return `p50 ${late("p50")} ms, p99 ${late("p99")} ms, max ${late("max")} ms late`;
+}
+
 /**
  * BENCH_WAIT_EVENTS=1: what the database's busy sessions are doing during an over-HTTP run,
  * sampled from pg_stat_activity every 5 ms (a session with no wait event is on the CPU), as
  * the average number of sessions per state: where claims and releases queue under many agents;
- * and the WAL written per cycle (pg_stat_wal, cluster-wide: nothing else runs meanwhile).
+ * and the WAL written per cycle (pg_stat_wal, cluster-wide: nothing else runs meanwhile). With
+ * one npm start server, also how late its event loop ran (eventLoopDelay).
  */
 function sampleWaitEvents(url: string): { stop(): Promise<string> } {
   const client = new pg.Client({ connectionString: url });
