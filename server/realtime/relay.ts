@@ -7,13 +7,12 @@ const RELAY_SPACING_MS = 50;
 
 /**
  * Commits the database does not announce (claims, renewals, notes, releases that readied
- * nothing: server/realtime/wakeups.ts NOTHING_READIED) reach other app instances' event
- * streams through one relayed NOTIFY (RELAYED) sent after them: one at a time per instance and
- * at most one every RELAY_SPACING_MS, so those commits stay off PostgreSQL's notify lock and
- * a busy instance adds at most 20 small notifying commits (each a WAL flush) a second. An
- * instance that dies between a commit and its relay leaves other instances' readers to their
- * periodic re-check (server/queries/event-stream.ts RECHECK_MS); no waiting claim depends on a
- * relay.
+ * nothing) reach other app instances' event streams through one relayed NOTIFY (RELAYED) sent
+ * after them: one at a time per instance and at most one every RELAY_SPACING_MS, so those
+ * commits stay off PostgreSQL's notify lock and a busy instance adds at most 20 small notifying
+ * commits (each a WAL flush) a second. An instance that dies between a commit and its relay
+ * leaves other instances' readers to their periodic re-check (server/queries/event-stream.ts
+ * RECHECK_MS); no waiting claim depends on a relay.
  */
 class Relay {
   private pending = false;

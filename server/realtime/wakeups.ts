@@ -20,14 +20,6 @@ import { RELAYED } from "../sql/notifications";
  * - event-stream readers (./event-readers.ts), woken by every commit.
  */
 
-/**
- * Event types after which nothing became claimable (a lease was taken or extended, a note
- * written), and the relay of such commits. The database does not announce these (migrations
- * 20261203170000, 20261206000000), nor releases that readied nothing: the instance that
- * committed one announces it to its own readers at once and relays it to the others
- * (announceQuietCommit).
- */
-const NOTHING_READIED = new Set(["lease.claimed", "lease.renewed", "note.added", RELAYED]);
 const ATTENTION_RESOLVED = "attention.resolved";
 
 export class Wakeups {
@@ -72,7 +64,8 @@ export class Wakeups {
   private heard(heard: Heard) {
     const types = heard === "unknown" ? null : heard.types;
     this.events.commit();
-    this.claims.heard(types === null || [...types].some((type) => !NOTHING_READIED.has(type)));
+    // Only commits that made nothing claimable are RELAYED (the database does not announce them: migrations 20261203170000, 20261206000000).
+    this.claims.heard(types === null || [...types].some((type) => type !== RELAYED));
     if (this.attention.any && (types === null || types.has(ATTENTION_RESOLVED))) this.attention.poke();
   }
 

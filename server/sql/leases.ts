@@ -92,7 +92,6 @@ RETURNS JSON LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     "released" JSON;
     "unblocked_any" BOOLEAN;
-    "announced" BOOLEAN;
 BEGIN
     PERFORM set_config('${QUIET_EVENTS_SETTING}', 'on', true);
     PERFORM lock_for_release("p_lease");
@@ -120,8 +119,7 @@ ${staticSql(Prisma.sql`
 ${staticSql(Prisma.sql`${SHIFT_BELOW_UNBLOCKED(sqlParameter(`("released"->'lease'->>'workItemId')`))};`)}
     END IF;
     PERFORM set_config('${QUIET_EVENTS_SETTING}', 'off', true);
-    "announced" := coalesce(("released"->>'announced')::boolean, false);
-    IF "announced" THEN
+    IF ("released"->>'announced')::boolean THEN
         PERFORM pg_notify('${EVENTS_CHANNEL}', 'lease.ended'), pg_notify('${EVENTS_CHANNEL}', 'work_item.status_changed');
     END IF;
     RETURN "released";

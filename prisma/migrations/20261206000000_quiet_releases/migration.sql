@@ -19,7 +19,6 @@ RETURNS JSON LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     "released" JSON;
     "unblocked_any" BOOLEAN;
-    "announced" BOOLEAN;
 BEGIN
     PERFORM set_config('work_graph.quiet_events', 'on', true);
     PERFORM lock_for_release("p_lease");
@@ -96,8 +95,7 @@ BEGIN
       FROM paths WHERE w.id = paths.id;
     END IF;
     PERFORM set_config('work_graph.quiet_events', 'off', true);
-    "announced" := coalesce(("released"->>'announced')::boolean, false);
-    IF "announced" THEN
+    IF ("released"->>'announced')::boolean THEN
         PERFORM pg_notify('work_graph_events', 'lease.ended'), pg_notify('work_graph_events', 'work_item.status_changed');
     END IF;
     RETURN "released";
