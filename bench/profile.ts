@@ -10,11 +10,14 @@
  *      same with generic plans forced and any BEGIN/COMMIT around a lone statement dropped; and
  *      as one simple-protocol message per operation (one round trip, but planned every time).
  *      And the raw-SQL floor for comparison.
- *   3. EXPLAIN (ANALYZE, BUFFERS) of the claim and release statements on graphs of 1k and 100k
+ *   3. The same statements on one connection, each committing as the server sends them, then
+ *      inside a transaction rolled back after each cycle: the statements' own work without the
+ *      commit (its WAL flush), per operation.
+ *   4. EXPLAIN (ANALYZE, BUFFERS) of the claim and release statements on graphs of 1k and 100k
  *      open items (bench/support.ts buildGraph), on a warm connection (a first claim and
  *      release run unreported in the same rolled-back transaction).
  * Prints a markdown report and writes it to bench/results/profile-<date>.md.
- * `--quick`: short runs, 1k graph only; `--only=statements,cpu,explain` picks sections;
+ * `--quick`: short runs, 1k graph only; `--only=statements,cpu,commit,explain` picks sections;
  * `--scales=1000,100000` sets the graph sizes of the EXPLAIN section. For A/B runs,
  * PROFILE_SETUP holds SQL statements (separated by `;;`) run on the migrated database before
  * anything is measured, e.g. `DROP TRIGGER events_notify ON events` to price that trigger.
@@ -34,7 +37,7 @@ import {
 
 const quick = process.argv.includes("--quick");
 const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
-const sections = new Set(only ? only.split(",") : ["statements", "cpu", "explain"]);
+const sections = new Set(only ? only.split(",") : ["statements", "cpu", "commit", "explain"]);
 type Out = (line?: string) => void;
 const LATENCY_CYCLES = quick ? 100 : 500;
 const CPU_WINDOW_MS = quick ? 1_000 : 3_000;
@@ -281,6 +284,58 @@ async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle
   }
 }
 
+/**
+ * Claim and release p50 on one connection: the captured statements as sent (each autocommit
+ * statement commits and waits for its WAL flush), then the same inside a transaction that is
+ * rolled back after each cycle, so nothing commits.
+ */
+async function commitSection(out: Out, server: BenchServer, captured: CapturedCycle) {
+  const url = await createDatabase(server.adminUrl, "bench_profile_commit", "bench_profile_template");
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const from = { worker: "profile", lease: captured.leaseId };
+  const run = async (statements: Captured[], to: Record<string, string>, inTransaction: boolean) => {
+    let claimed: Pg.QueryResult | undefined;
+    for (const s of statements) {
+      if (inTransaction && /^(BEGIN|COMMIT)$/i.test(s.text.trim())) continue;
+      const result = await client.query({ name: s.name, text: s.text, values: rebind(s, from, to) });
+      if (s.text.includes("lease.claimed")) claimed = result;
+    }
+    return claimed?.rows[0]?.lease?.id as string | undefined;
+  };
+  const measure = async (inTransaction: boolean) => {
+    const claimMs: number[] = [];
+    const releaseMs: number[] = [];
+    for (let i = 0; i < 2 * LATENCY_CYCLES; i++) {
+      if (inTransaction) await client.query("BEGIN");
+      let t = performance.now();
+      const leaseId = await run(captured.claim, { worker: "w0", lease: "" }, inTransaction);
+      const claimed = performance.now() - t;
+      if (!leaseId) throw new Error("ran out of ready items");
+      t = performance.now();
+      await run(captured.release, { worker: "w0", lease: leaseId }, inTransaction);
+      const released = performance.now() - t;
+      if (inTransaction) await client.query("ROLLBACK");
+      if (i < LATENCY_CYCLES) continue; // the first half warms up
+      claimMs.push(claimed);
+      releaseMs.push(released);
+    }
+    return `${percentile(claimMs, 50).toFixed(2)} | ${percentile(releaseMs, 50).toFixed(2)}`;
+  };
+  try {
+    out();
+    out(`## One connection: the statements with and without their commit (p50 of ${LATENCY_CYCLES})`);
+    out();
+    out("| | claim p50 (ms) | release p50 (ms) |");
+    out("|---|---:|---:|");
+    out(`| as sent: each operation commits | ${await measure(false)} |`);
+    out(`| in a transaction rolled back after each cycle: no commit | ${await measure(true)} |`);
+  } finally {
+    await client.end();
+    await dropDatabase(server.adminUrl, "bench_profile_commit");
+  }
+}
+
 async function explainSection(out: Out, server: BenchServer, n: number) {
   const url = await createDatabase(server.adminUrl, "bench_profile_graph", "bench_profile_base");
   const graph = await buildGraph(url, n);
@@ -347,6 +402,7 @@ async function main() {
     await captureDb.$disconnect();
     if (sections.has("statements")) statementsSection(out, captured);
     if (sections.has("cpu")) await cpuSection(out, server, captured);
+    if (sections.has("commit")) await commitSection(out, server, captured);
     for (const n of sections.has("explain") ? EXPLAIN_SCALES : []) await explainSection(out, server, n);
   } catch (error) {
     console.error(error);
