@@ -108,18 +108,25 @@ const rebind = (statement: Captured, from: Record<string, string>, to: Record<st
     return value;
   });
 
-/** The captured statements on a bare pg.Pool: same prepared statements, same round trips. */
-function replay(pool: Pg.Pool, captured: { claim: Captured[]; release: Captured[]; leaseId: string }): Cycle {
+/**
+ * The captured statements on bare pg: same prepared statements, same round trips. On a pool,
+ * each operation checks a connection out; on a client, every operation runs on that one.
+ */
+function replay(on: Pg.Pool | Pg.Client, captured: { claim: Captured[]; release: Captured[]; leaseId: string }): Cycle {
   const from = { worker: "profile", lease: captured.leaseId };
+  const runOn = async (client: Pg.ClientBase, statements: Captured[], to: Record<string, string>) => {
+    let result: Pg.QueryResult | undefined;
+    for (const s of statements) {
+      const r = await client.query({ name: s.name, text: s.text, values: rebind(s, from, to) });
+      if (s.text.includes("lease.claimed")) result = r;
+    }
+    return result;
+  };
   const run = async (statements: Captured[], to: Record<string, string>) => {
-    const client = await pool.connect();
+    if (on instanceof pg.Client) return runOn(on, statements, to);
+    const client = await on.connect();
     try {
-      let result: Pg.QueryResult | undefined;
-      for (const s of statements) {
-        const r = await client.query({ name: s.name, text: s.text, values: rebind(s, from, to) });
-        if (s.text.includes("lease.claimed")) result = r;
-      }
-      return result;
+      return await runOn(client, statements, to);
     } finally {
       client.release();
     }
@@ -176,17 +183,20 @@ async function floorCycle(pool: Pg.Pool): Promise<boolean> {
 
 // --- measurements -------------------------------------------------------------------------------
 
-async function latency(cycle: Cycle) {
+/** Claim and release p50 of one worker; `around` runs each cycle (commitSection wraps it in a transaction, untimed). */
+async function latency(cycle: Cycle, around = (timed: () => Promise<void>) => timed()) {
   const claimMs: number[] = [];
   const releaseMs: number[] = [];
   for (let i = 0; i < LATENCY_CYCLES; i++) {
-    let t = performance.now();
-    const leaseId = await cycle.claim(0);
-    claimMs.push(performance.now() - t);
-    if (!leaseId) throw new Error("ran out of ready items");
-    t = performance.now();
-    await cycle.release(0, leaseId);
-    releaseMs.push(performance.now() - t);
+    await around(async () => {
+      let t = performance.now();
+      const leaseId = await cycle.claim(0);
+      claimMs.push(performance.now() - t);
+      if (!leaseId) throw new Error("ran out of ready items");
+      t = performance.now();
+      await cycle.release(0, leaseId);
+      releaseMs.push(performance.now() - t);
+    });
   }
   return { claimP50: percentile(claimMs, 50), releaseP50: percentile(releaseMs, 50) };
 }
@@ -210,6 +220,12 @@ interface CapturedCycle {
   leaseId: string;
 }
 
+/** The captured cycle without BEGIN/COMMIT around a lone statement. */
+const withoutTransaction = (captured: CapturedCycle): CapturedCycle => {
+  const statements = (list: Captured[]) => list.filter((s) => !/^(BEGIN|COMMIT)$/i.test(s.text.trim()));
+  return { ...captured, claim: statements(captured.claim), release: statements(captured.release) };
+};
+
 function statementsSection(out: Out, captured: CapturedCycle) {
   out();
   out(`## Statements (round trips) per cycle, service layer: claim ${captured.claim.length}, release ${captured.release.length}`);
@@ -220,12 +236,11 @@ function statementsSection(out: Out, captured: CapturedCycle) {
 }
 
 async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle) {
-  const withoutTransaction = { ...captured, claim: captured.claim.filter((s) => !/^(BEGIN|COMMIT)$/.test(s.text.trim())) };
   const variants: { name: string; make: (db: Db, pool: Pg.Pool) => Cycle; generic?: boolean; throughPrisma?: boolean }[] = [
     { name: "service layer, hot path through Prisma's $queryRaw (before issue 31)", make: (db) => serviceLayer(db), throughPrisma: true },
     { name: "service layer (hot path on Prisma's pg pool)", make: (db) => serviceLayer(db) },
     { name: "same SQL and round trips on bare pg", make: (_db, pool) => replay(pool, captured) },
-    { name: "bare pg, generic plans forced, no BEGIN/COMMIT", make: (_db, pool) => replay(pool, withoutTransaction), generic: true },
+    { name: "bare pg, generic plans forced, no BEGIN/COMMIT", make: (_db, pool) => replay(pool, withoutTransaction(captured)), generic: true },
     { name: "one simple-protocol message per operation (planned each time)", make: (_db, pool) => oneRoundTrip(pool, captured) },
   ];
   out();
@@ -293,43 +308,26 @@ async function commitSection(out: Out, server: BenchServer, captured: CapturedCy
   const url = await createDatabase(server.adminUrl, "bench_profile_commit", "bench_profile_template");
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const from = { worker: "profile", lease: captured.leaseId };
-  const run = async (statements: Captured[], to: Record<string, string>, inTransaction: boolean) => {
-    let claimed: Pg.QueryResult | undefined;
-    for (const s of statements) {
-      if (inTransaction && /^(BEGIN|COMMIT)$/i.test(s.text.trim())) continue;
-      const result = await client.query({ name: s.name, text: s.text, values: rebind(s, from, to) });
-      if (s.text.includes("lease.claimed")) claimed = result;
-    }
-    return claimed?.rows[0]?.lease?.id as string | undefined;
-  };
-  const measure = async (inTransaction: boolean) => {
-    const claimMs: number[] = [];
-    const releaseMs: number[] = [];
-    for (let i = 0; i < 2 * LATENCY_CYCLES; i++) {
-      if (inTransaction) await client.query("BEGIN");
-      let t = performance.now();
-      const leaseId = await run(captured.claim, { worker: "w0", lease: "" }, inTransaction);
-      const claimed = performance.now() - t;
-      if (!leaseId) throw new Error("ran out of ready items");
-      t = performance.now();
-      await run(captured.release, { worker: "w0", lease: leaseId }, inTransaction);
-      const released = performance.now() - t;
-      if (inTransaction) await client.query("ROLLBACK");
-      if (i < LATENCY_CYCLES) continue; // the first half warms up
-      claimMs.push(claimed);
-      releaseMs.push(released);
-    }
-    return `${percentile(claimMs, 50).toFixed(2)} | ${percentile(releaseMs, 50).toFixed(2)}`;
-  };
+  const row = (p50: { claimP50: number; releaseP50: number }) => `${p50.claimP50.toFixed(2)} | ${p50.releaseP50.toFixed(2)}`;
   try {
+    const asSent = replay(client, captured);
+    await latency(asSent); // warm-up: the connection and its prepared statements
+    const sent = await latency(asSent);
+    const rolledBack = await latency(replay(client, withoutTransaction(captured)), async (timed) => {
+      await client.query("BEGIN");
+      try {
+        await timed();
+      } finally {
+        await client.query("ROLLBACK");
+      }
+    });
     out();
     out(`## One connection: the statements with and without their commit (p50 of ${LATENCY_CYCLES})`);
     out();
     out("| | claim p50 (ms) | release p50 (ms) |");
     out("|---|---:|---:|");
-    out(`| as sent: each operation commits | ${await measure(false)} |`);
-    out(`| in a transaction rolled back after each cycle: no commit | ${await measure(true)} |`);
+    out(`| as sent: each operation commits | ${row(sent)} |`);
+    out(`| in a transaction rolled back after each cycle: no commit | ${row(rolledBack)} |`);
   } finally {
     await client.end();
     await dropDatabase(server.adminUrl, "bench_profile_commit");
