@@ -21,6 +21,8 @@ import { RELAYED } from "../sql/notifications";
  */
 
 const ATTENTION_RESOLVED = "attention.resolved";
+/** What a quiet commit of this instance is, heard here (announceQuietCommit): as the relay announces it to the others. */
+const QUIET_COMMIT: Heard = { types: new Set([RELAYED]) };
 
 export class Wakeups {
   private readonly listener: CommitListener;
@@ -58,7 +60,7 @@ export class Wakeups {
 
   /** See announceQuietCommit. */
   heardQuietCommitHere() {
-    if (!this.closed) this.heard({ types: new Set([RELAYED]) });
+    if (!this.closed) this.heard(QUIET_COMMIT);
   }
 
   private heard(heard: Heard) {
