@@ -17,23 +17,19 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { format } from "node:util";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
-import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, sweepIntervalMs } from "../server/config";
-import { createDb, getDb } from "../server/db";
-import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
+import { adminTokenSetting, configurationProblems, databaseConnectTimeoutMs, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, statementTimeoutMs, sweepIntervalMs, databasePoolSize } from "../server/config";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { refuseUnsupportedServer } from "../server/database/server-version";
-import { markDraining, recordSweepPass } from "../server/health";
-import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { slackApp } from "../server/slack/client";
 import { syncSlackAppWebhook } from "../server/slack/deliver";
-import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
 import { githubApi, syncGithubWebhook } from "../server/github/progress";
 import { ensureSecretKey } from "../server/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
+import { createInstance } from "../server/instance";
 
 const root = projectRoot();
 const dev = process.argv.includes("--dev");
@@ -129,7 +125,7 @@ async function main() {
       },
       onSupervisorEvent: (event) => lifecycleLogger().warn(describeSupervisorEvent(event)),
     });
-    // Next's route handlers in this process build their client from it (server/db.ts getDb).
+    // Next's route handlers in this process build their client from it (app/_lib/instance.ts).
     process.env.DATABASE_URL = embedded.url;
     // Reached directly, never through a pooler: its statements may be named (server/db.ts).
     process.env.WORK_GRAPH_DB_PREPARED_STATEMENTS = "named";
@@ -141,9 +137,17 @@ async function main() {
   await refuseUnsupportedServer(direct);
   if (await hasPendingMigrations(direct)) await migrateDeploy(direct);
 
-  const db = createDb(database, { poolSize: 4, namedStatements: preparedStatements() === "named", directConnectionString: direct });
+  const instance = createInstance({
+    databaseUrl: database,
+    poolSize: databasePoolSize(),
+    connectTimeoutMs: databaseConnectTimeoutMs(),
+    statementTimeoutMs: statementTimeoutMs(),
+    namedStatements: preparedStatements() === "named",
+    directConnectionString: direct,
+  });
+  const db = instance.db;
   const newAdminToken = await ensureAdminToken(db, adminToken).catch(async (error: unknown) => {
-    await db.$disconnect();
+    await instance.close();
     await embedded?.stop();
     throw error;
   });
@@ -159,7 +163,7 @@ async function main() {
   let app: ReturnType<typeof import("next").default> | undefined;
   let handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
   if (apiOnly) {
-    handle = handleApiOnly;
+    handle = (req, res) => handleApiOnly(instance, req, res);
   } else {
     if (!dev && !buildIsCurrent()) await buildNext();
     // Loaded only here: `--api-only` (the lifecycle tests, `npm run chaos`) starts without Next.
@@ -169,7 +173,7 @@ async function main() {
     await app.prepare();
     const nextHandler = app.getRequestHandler();
     // The API skips Next's router (server/http/node-api.ts); pages and /api/session go to Next.
-    handle = (req, res) => (servesApi(req.url) ? handleNodeApi(req, res) : nextHandler(req, res));
+    handle = (req, res) => (servesApi(req.url) ? handleNodeApi(instance, req, res) : nextHandler(req, res));
   }
 
   // In-flight requests are counted so a stop can wait for them (graceful drain).
@@ -201,20 +205,7 @@ async function main() {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
-  const sweepMs = sweepIntervalMs();
-  const sweeper = startExpirySweeper(
-    db,
-    sweepMs,
-    (error) => {
-      if (isDatabaseUnavailable(error)) noteDatabaseDown();
-      else logger().error({ err: error }, "expiry sweep failed");
-    },
-    () => {
-      recordSweepPass(sweepMs);
-      noteDatabaseUp();
-    },
-  );
-  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), slack, github });
+  instance.startBackground({ sweepIntervalMs: sweepIntervalMs(), outbox: { publicUrl: publicUrl(), slack, github } });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);
@@ -240,7 +231,7 @@ async function main() {
       process.exit(1);
     }, graceMs + 30_000).unref();
     log(`${why}: stopping (in-flight requests: ${inFlight}; waiting up to ${graceMs} ms for them)`);
-    markDraining();
+    instance.health.markDraining();
     server.close();
     server.closeIdleConnections();
     if (inFlight > 0) {
@@ -251,11 +242,8 @@ async function main() {
     }
     if (inFlight > 0) lifecycleLogger().warn(`${inFlight} request(s) still running after ${graceMs} ms: closing them`);
     server.closeAllConnections();
-    await withTimeout(sweeper.stop(), 5_000);
-    await withTimeout(webhooks.stop(), 5_000);
     if (app) await withTimeout(app.close(), 5_000);
-    await withTimeout(db.$disconnect(), 5_000);
-    await withTimeout(getDb().$disconnect(), 5_000);
+    await withTimeout(instance.close(), 10_000);
     await embedded?.stop();
     dataDirLock?.release();
     log("stopped");

@@ -2,9 +2,8 @@ import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { databaseConnectTimeoutMs, databasePoolSize, databaseUrl, directDatabaseUrl, preparedStatements, statementTimeoutMs } from "./config";
-
-export type Db = PrismaClient;
+import { createAuthCache, type AuthCache } from "./auth/tokens";
+import type { Metrics } from "./metrics";
 
 /**
  * Named prepared statements (only with `namedStatements`: a direct connection, or a pooler that
@@ -82,13 +81,10 @@ function clientWithStatementTimeout(timeoutMs: number): typeof pg.Client {
   };
 }
 
-const directConnectionStrings = new WeakMap<Db, string>();
-
-/** The pg pool under each client createDb made, and whether its statements are named. */
-const pools = new WeakMap<object, { pool: pg.Pool; named: boolean }>();
-
 export interface DbOptions {
   poolSize?: number;
+  /** Longest wait for a connection (a new one, or a free one of the pool). */
+  connectTimeoutMs: number;
   /** Cancels any statement running longer (0 or unset: none); see clientWithStatementTimeout. */
   statementTimeoutMs?: number;
   /** Name fixed statements (see statementName); only for a connection that keeps them. */
@@ -100,54 +96,54 @@ export interface DbOptions {
 }
 
 /**
- * A client on `connectionString`, pooler-safe: no startup parameters (the statement timeout is
- * enforced by cancel requests), no session state, unnamed statements unless asked.
- * databaseConnectTimeoutMs bounds the wait for a connection.
+ * What every statement of one client shares, reached from the client and from each of its
+ * transactions as `$executor()`: the pg pool the hot path's autocommit statements go straight to
+ * (server/sql/hot-path.ts), the effects waiting for each open transaction's commit
+ * (server/database/transaction.ts), and what the instance does after commits
+ * (server/instance.ts: its metrics, and `onQuietCommit`).
  */
-export function createDb(connectionString: string, options: DbOptions = {}): Db {
+export interface Executor {
+  /** The client createDb made; its transactions carry the same executor. */
+  client: Db;
+  /** Null: the hot path goes through Prisma (hotPathThroughPrisma). */
+  hotPath: { pool: pg.Pool; named: boolean } | null;
+  directConnectionString: string;
+  /** Effects to run once each open transaction commits (server/database/transaction.ts). */
+  commitEffects: Map<object, (() => void)[]>;
+  metrics: Metrics;
+  onQuietCommit: () => void;
+  /** Recently authenticated tokens (server/auth/tokens.ts). */
+  authentications: AuthCache;
+}
+
+function extendedClient(client: PrismaClient, executor: Omit<Executor, "client">) {
+  return client.$extends({ client: { $executor: () => executor as Executor } });
+}
+
+export type Db = ReturnType<typeof extendedClient>;
+
+/**
+ * The client of one instance (server/instance.ts builds it) on `connectionString`, pooler-safe: no startup parameters (the statement timeout is
+ * enforced by cancel requests), no session state, unnamed statements unless asked.
+ */
+export function createDb(connectionString: string, options: DbOptions, metrics: Metrics): Db {
   const timedClient = options.statementTimeoutMs ? { Client: clientWithStatementTimeout(options.statementTimeoutMs) } : {};
-  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: databaseConnectTimeoutMs(), ...timedClient });
+  const pool = new pg.Pool({ connectionString, max: options.poolSize ?? 20, connectionTimeoutMillis: options.connectTimeoutMs, ...timedClient });
   // An idle connection the server dropped (a restart): the next checkout opens a new one.
   pool.on("error", () => {});
   const adapter = new PrismaPg(pool, {
     disposeExternalPool: true,
     ...(options.namedStatements ? { statementNameGenerator: statementName as (query: { sql: string }) => string } : {}),
   });
-  const db = new PrismaClient({ adapter });
-  directConnectionStrings.set(db, options.directConnectionString ?? connectionString);
-  if (!options.hotPathThroughPrisma) pools.set(db, { pool, named: options.namedStatements ?? false });
+  const executor: Omit<Executor, "client"> & { client?: Db } = {
+    hotPath: options.hotPathThroughPrisma ? null : { pool, named: options.namedStatements ?? false },
+    directConnectionString: options.directConnectionString ?? connectionString,
+    commitEffects: new Map(),
+    metrics,
+    onQuietCommit: () => {},
+    authentications: createAuthCache(),
+  };
+  const db = extendedClient(new PrismaClient({ adapter }), executor);
+  executor.client = db;
   return db;
-}
-
-/**
- * The pg pool under a client createDb made, for the hot path's statements
- * (server/sql/hot-path.ts), and whether its statements are named; undefined for a transaction
- * client or one made elsewhere.
- */
-export function hotPathPool(db: object): { pool: pg.Pool; named: boolean } | undefined {
-  return pools.get(db);
-}
-
-/** The direct connection of `db` (server/realtime opens its LISTEN connection there). */
-export function directConnectionStringOf(db: Db): string {
-  const url = directConnectionStrings.get(db);
-  if (!url) throw new Error("this client was not made by createDb");
-  return url;
-}
-
-const globalForDb = globalThis as unknown as { workGraphDb?: Db };
-
-/** The process-wide client, built once from DATABASE_URL (set by scripts/start.ts or the environment). */
-export function getDb(): Db {
-  if (!globalForDb.workGraphDb) {
-    const url = databaseUrl();
-    if (!url) throw new Error("DATABASE_URL is not set: start the app with `npm start`, which provides it");
-    globalForDb.workGraphDb = createDb(url, {
-      poolSize: databasePoolSize(),
-      statementTimeoutMs: statementTimeoutMs(),
-      namedStatements: preparedStatements() === "named",
-      directConnectionString: directDatabaseUrl(),
-    });
-  }
-  return globalForDb.workGraphDb;
 }

@@ -10,24 +10,24 @@ import { appliedMigrationNames } from "./sql/migrations";
  * failing check only, never a host, port or error text.
  */
 
-interface HealthState {
-  lastSweepAt: number | null;
-  sweepIntervalMs: number;
-  draining: boolean;
+/** What readiness knows of its instance (server/instance.ts): its sweep's last pass, and whether it is stopping. */
+export function createHealthState() {
+  return {
+    lastSweepAt: null as number | null,
+    sweepIntervalMs: 1000,
+    draining: false,
+    recordSweepPass(intervalMs: number): void {
+      this.lastSweepAt = Date.now();
+      this.sweepIntervalMs = intervalMs;
+    },
+    /** The server is stopping: readiness fails so balancers send new requests elsewhere. */
+    markDraining(): void {
+      this.draining = true;
+    },
+  };
 }
 
-// Process-wide (globalThis): scripts/start.ts records, Next's route bundle reads.
-const state = ((globalThis as { workGraphHealth?: HealthState }).workGraphHealth ??= { lastSweepAt: null, sweepIntervalMs: 1000, draining: false });
-
-export function recordSweepPass(intervalMs: number): void {
-  state.lastSweepAt = Date.now();
-  state.sweepIntervalMs = intervalMs;
-}
-
-/** The server is stopping: readiness fails so balancers send new requests elsewhere. */
-export function markDraining(): void {
-  state.draining = true;
-}
+export type HealthState = ReturnType<typeof createHealthState>;
 
 export interface HealthReport {
   status: number;
@@ -52,7 +52,7 @@ async function migrationsApplied(db: Db): Promise<boolean> {
  * Ready when: not draining, the database answers (within 2 s), every migration of this build
  * is applied, and this instance's expiry sweep passed within the last max(5 intervals, 10 s).
  */
-export async function readiness(db: Db): Promise<HealthReport> {
+export async function readiness({ db, health: state }: { db: Db; health: HealthState }): Promise<HealthReport> {
   let database: "ok" | "unavailable" = "ok";
   let migrations: "ok" | "pending" | "unknown" = "unknown";
   try {

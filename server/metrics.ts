@@ -17,7 +17,8 @@ import { countItemsByProjectAndStage } from "./sql/dashboard";
  * costs at most those three queries however often it comes.
  */
 
-function createMetrics() {
+/** The metrics of one instance (server/instance.ts): counters since it started, and its cached gauge read. */
+export function createMetrics() {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry });
   const registers = [registry];
@@ -93,33 +94,25 @@ function createMetrics() {
   }
   for (const kind of LEASE_NOT_CURRENT_KINDS) created.fenced.inc({ kind }, 0);
   for (const stage of STAGES) created.items.set({ stage, project: DEFAULT_PROJECT }, 0);
-  return created;
+  return { ...created, gaugeRead: undefined as { at: number; pending: Promise<GaugeValues> } | undefined };
 }
 
-type Metrics = ReturnType<typeof createMetrics>;
-
-// One set per process: Next bundles each route separately and `npm start` loads the sweep
-// outside Next, so module state alone would split the counters.
-const globalKey = Symbol.for("work-graph.metrics");
-const holder = globalThis as unknown as { [globalKey]?: Metrics };
-
-function metrics(): Metrics {
-  return (holder[globalKey] ??= createMetrics());
-}
+export type Metrics = ReturnType<typeof createMetrics>;
 
 const seconds = (from: Date | string, to: Date | string) => Math.max(0, (new Date(to).getTime() - new Date(from).getTime()) / 1000);
 
 /** A lease was granted in `tx` (or by an autocommit statement of `db`); returns `result` unchanged so a claim path can wrap its return. */
 export function countClaim<T>(tx: Tx | Db, result: T): T {
-  afterCommit(tx, () => metrics().leasesClaimed.inc());
+  const m = tx.$executor().metrics;
+  afterCommit(tx, () => m.leasesClaimed.inc());
   return result;
 }
 
 /** Leases ended in `tx` with `outcome`; `acquiredAt`/`endedAt` give the hold time. */
 export function countLeasesEnded(tx: Tx | Db, outcome: string, leases: { acquiredAt: Date | string; endedAt: Date | string | null }[]): void {
   if (leases.length === 0) return;
+  const m = tx.$executor().metrics;
   afterCommit(tx, () => {
-    const m = metrics();
     for (const lease of leases) {
       m.leasesEnded.inc({ outcome });
       if (lease.endedAt) m.leaseHeldSeconds.observe({ outcome }, seconds(lease.acquiredAt, lease.endedAt));
@@ -133,26 +126,27 @@ export function countLeaseEnded(tx: Tx | Db, lease: { outcome: string | null; ac
 }
 
 /** A call was refused with LEASE_NOT_CURRENT; returns `error` so the refusal can be thrown in the same expression. */
-export function countFenced<E>(kind: string, error: E): E {
-  metrics().fenced.inc({ kind });
+export function countFenced<E>(tx: Tx | Db, kind: string, error: E): E {
+  tx.$executor().metrics.fenced.inc({ kind });
   return error;
 }
 
 /** An attention request was answered in `tx`. */
 export function countAttentionAnswered(tx: Tx, request: { createdAt: Date | string; resolvedAt: Date | string | null }): void {
-  if (request.resolvedAt) afterCommit(tx, () => metrics().attentionWaitSeconds.observe(seconds(request.createdAt, request.resolvedAt!)));
+  const m = tx.$executor().metrics;
+  if (request.resolvedAt) afterCommit(tx, () => m.attentionWaitSeconds.observe(seconds(request.createdAt, request.resolvedAt!)));
 }
 
 /** Times a claim operation (also the ones that find nothing to claim, not the refused ones). */
-export async function timeClaim<T>(claim: () => Promise<T>): Promise<T> {
-  const stop = metrics().claimSeconds.startTimer();
+export async function timeClaim<T>(db: Db, claim: () => Promise<T>): Promise<T> {
+  const stop = db.$executor().metrics.claimSeconds.startTimer();
   const result = await claim();
   stop();
   return result;
 }
 
-export function countHttpRequest(procedure: string, code: number): void {
-  metrics().httpRequests.inc({ procedure, code: String(code) });
+export function countHttpRequest(metrics: Metrics, procedure: string, code: number): void {
+  metrics.httpRequests.inc({ procedure, code: String(code) });
 }
 
 interface GaugeValues {
@@ -170,17 +164,18 @@ async function readGauges(db: Db): Promise<GaugeValues> {
   return { summary: current, oldestOpenAttentionSeconds: oldestSeconds, itemsByProject, limits };
 }
 
-let gaugeRead: { at: number; pending: Promise<GaugeValues> } | undefined;
-
 /** Reads the gauges' values; concurrent scrapes within the cache window share one read. */
 async function refreshGauges(db: Db): Promise<void> {
+  const m = db.$executor().metrics;
   const now = Date.now();
-  if (!gaugeRead || now - gaugeRead.at >= metricsCacheMs()) {
-    gaugeRead = { at: now, pending: readGauges(db) };
-    gaugeRead.pending.catch(() => (gaugeRead = undefined));
+  if (!m.gaugeRead || now - m.gaugeRead.at >= metricsCacheMs()) {
+    const read = { at: now, pending: readGauges(db) };
+    m.gaugeRead = read;
+    read.pending.catch(() => {
+      if (m.gaugeRead === read) m.gaugeRead = undefined;
+    });
   }
-  const { summary: current, oldestOpenAttentionSeconds, itemsByProject, limits } = await gaugeRead.pending;
-  const m = metrics();
+  const { summary: current, oldestOpenAttentionSeconds, itemsByProject, limits } = await m.gaugeRead.pending;
   // One series per project and stage: bounded by the number of projects, which only operators create.
   for (const projectId of new Set(itemsByProject.map((row) => row.projectId))) {
     for (const stage of STAGES) m.items.set({ stage, project: projectId }, 0);
@@ -197,6 +192,6 @@ async function refreshGauges(db: Db): Promise<void> {
 /** The scrape: gauges refreshed (or cached), then every metric in the Prometheus text format. */
 export async function renderMetrics(db: Db): Promise<{ contentType: string; body: string }> {
   await refreshGauges(db);
-  const { registry } = metrics();
+  const { registry } = db.$executor().metrics;
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

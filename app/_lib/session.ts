@@ -1,6 +1,6 @@
 import { cookies } from "next/headers";
 import { sessionCaller as callerOfSession } from "@/server/auth/sessions";
-import { getDb } from "@/server/db";
+import { nextInstance } from "@/app/_lib/instance";
 import { ROLES } from "@/server/domain/contract";
 import type { Caller } from "@/server/domain/types";
 import { SESSION_COOKIE } from "@/server/trpc/init";
@@ -12,6 +12,6 @@ export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(ROLES.filter
 export async function sessionCaller(): Promise<Caller | null> {
   const sessionId = (await cookies()).get(SESSION_COOKIE)?.value;
   if (!sessionId) return null;
-  const caller = await callerOfSession(getDb(), sessionId);
+  const caller = await callerOfSession(nextInstance().db, sessionId);
   return caller && DASHBOARD_ROLES.has(caller.role) ? caller : null;
 }

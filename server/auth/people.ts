@@ -52,7 +52,7 @@ export async function listPeople(db: Db | Tx): Promise<Person[]> {
 
 /** A known person left every group: their sessions end and their personal tokens are revoked at once. */
 export async function refuseUngroupedPerson(db: Db, issuer: string, subject: string): Promise<void> {
-  if ((await endAccessOfUngrouped(db, issuer, subject)) > 0) forgetAuthenticatedTokens();
+  if ((await endAccessOfUngrouped(db, issuer, subject)) > 0) forgetAuthenticatedTokens(db);
 }
 
 /** Admins a refused person can ask ("Dana Li <dana@example.com>"), at most three. */
@@ -65,7 +65,7 @@ export async function adminContacts(db: Db | Tx): Promise<string[]> {
 export async function disablePerson(db: Db | Tx, id: string): Promise<Person> {
   const row = await disablePersonEndingAccess(db, id);
   if (!row) throw notFound("person", id);
-  forgetAuthenticatedTokens();
+  forgetAuthenticatedTokens(db);
   return toPerson(row);
 }
 

@@ -32,26 +32,28 @@ export function callerFromToken(row: TokenIdentity): Caller {
 }
 
 /**
- * Recently authenticated tokens, per database client: a busy agent's calls skip the lookup.
+ * Recently authenticated tokens, per instance: a busy agent's calls skip the lookup.
  * An entry lives AUTH_CACHE_MS; revoking a token through this process clears the cache at
  * once, and another app instance sees a revocation within AUTH_CACHE_MS. Only known tokens
  * are kept (a new token works at once) and the map is bounded, so random tokens cannot grow it.
  */
 const AUTH_CACHE_MS = 1_000;
 const AUTH_CACHE_MAX = 10_000;
-const authCache = new WeakMap<object, Map<string, { caller: Caller; until: number; generation: number }>>();
-/** Bumped by every revocation in this process: older cache entries no longer count. */
-let revocations = 0;
 
-/** Drops every cached authentication (a revocation does this; tests that edit tokens in SQL call it). */
-export function forgetAuthenticatedTokens(): void {
-  revocations++;
+/** The cache of one instance's client (its Executor, server/db.ts). */
+export function createAuthCache() {
+  return {
+    callers: new Map<string, { caller: Caller; until: number; generation: number }>(),
+    /** Bumped by every revocation through this instance: older cache entries no longer count. */
+    revocations: 0,
+  };
 }
 
-function cachedCallers(db: Db | Tx): Map<string, { caller: Caller; until: number; generation: number }> {
-  let callers = authCache.get(db);
-  if (!callers) authCache.set(db, (callers = new Map()));
-  return callers;
+export type AuthCache = ReturnType<typeof createAuthCache>;
+
+/** Drops every cached authentication (a revocation does this; tests that edit tokens in SQL call it). */
+export function forgetAuthenticatedTokens(db: Db | Tx): void {
+  db.$executor().authentications.revocations++;
 }
 
 /**
@@ -61,9 +63,10 @@ function cachedCallers(db: Db | Tx): Map<string, { caller: Caller; until: number
  */
 export async function authenticate(db: Db | Tx, token: string): Promise<Caller | null> {
   const hash = hashToken(token);
-  const callers = cachedCallers(db);
+  const cache = db.$executor().authentications;
+  const callers = cache.callers;
   const cached = callers.get(hash);
-  if (cached && cached.generation === revocations && cached.until > performance.now()) return cached.caller;
+  if (cached && cached.generation === cache.revocations && cached.until > performance.now()) return cached.caller;
   const row = await findLiveTokenNotingUse(db, hash);
   if (!row) {
     callers.delete(hash);
@@ -71,7 +74,7 @@ export async function authenticate(db: Db | Tx, token: string): Promise<Caller |
   }
   const caller = callerFromToken(row);
   if (callers.size >= AUTH_CACHE_MAX) callers.clear();
-  callers.set(hash, { caller, until: performance.now() + AUTH_CACHE_MS, generation: revocations });
+  callers.set(hash, { caller, until: performance.now() + AUTH_CACHE_MS, generation: cache.revocations });
   return caller;
 }
 
@@ -131,7 +134,7 @@ export async function listTokens(db: Db | Tx, personId?: string) {
 export async function revokeToken(db: Db | Tx, id: string) {
   const row = await revokeTokenEndingSessions(db, id);
   if (!row) throw notFound("token", id);
-  forgetAuthenticatedTokens();
+  forgetAuthenticatedTokens(db);
   return { id: row.id, revokedAt: row.revokedAt.toISOString() };
 }
 

@@ -36,8 +36,8 @@ export function unavailableError(): WorkGraphError {
   return new WorkGraphError("UNAVAILABLE", UNAVAILABLE_MESSAGE);
 }
 
-// Process-wide (globalThis): Next's route bundles and scripts/start.ts load separate copies of this module.
-const state = ((globalThis as { workGraphDatabaseState?: { down: boolean } }).workGraphDatabaseState ??= { down: false });
+// Whether the last outcome logged was "down": the transitions go to the process's one log (server/log.ts).
+const state = { down: false };
 
 /** A call failed because the database is unreachable: logs "database unavailable" on the transition only. */
 export function noteDatabaseDown(): void {

@@ -23,16 +23,13 @@ export function sqlState(error: unknown): string | undefined {
 const retries = new Map<string, number>();
 export const transactionRetries = (): Record<string, number> => Object.fromEntries(retries);
 
-/** Effects that must happen only once a transaction has committed (in-process counters), per transaction. */
-const commitEffects = new WeakMap<Tx, (() => void)[]>();
-
 /**
  * Runs `effect` after `tx` commits, exactly once: never for a rolled-back or replayed attempt.
  * Given the client itself (an autocommit statement, which has committed when it returns) or
  * any transaction outside inTransaction (no effects list), it runs at once.
  */
 export function afterCommit(tx: Tx | Db, effect: () => void): void {
-  const effects = commitEffects.get(tx as Tx);
+  const effects = tx.$executor().commitEffects.get(tx);
   if (effects) effects.push(effect);
   else effect();
 }
@@ -57,12 +54,39 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
   }
 }
 
-/** Runs `work` as one interactive transaction (READ COMMITTED), replayed on conflicts (retryingConflicts). */
-export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  return retryingConflicts(async () => {
+/**
+ * Whether a commit is one the database does not announce and that made nothing claimable (a
+ * claim, a renewal, a note, a release that readied nothing): after it, the instance's
+ * event-stream readers hear of it at once and the relay tells other instances
+ * (server/instance.ts announceQuietCommit).
+ */
+export type QuietCommit<T> = (result: T) => boolean;
+
+/**
+ * Runs `work` as one interactive transaction (READ COMMITTED), replayed on conflicts
+ * (retryingConflicts); then its after-commit effects, and the quiet-commit announcement when
+ * `quiet` says so.
+ */
+export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, quiet?: QuietCommit<T>): Promise<T> {
+  const executor = db.$executor();
+  const result = await retryingConflicts(async () => {
     const effects: (() => void)[] = [];
-    const result = await db.$transaction((tx) => (commitEffects.set(tx, effects), work(tx)), { maxWait: 15_000, timeout: 60_000 });
-    for (const effect of effects) effect();
-    return result;
+    let open: Tx | undefined;
+    try {
+      const committed = await db.$transaction((tx) => (executor.commitEffects.set((open = tx), effects), work(tx)), { maxWait: 15_000, timeout: 60_000 });
+      for (const effect of effects) effect();
+      return committed;
+    } finally {
+      if (open) executor.commitEffects.delete(open);
+    }
   });
+  if (quiet?.(result)) executor.onQuietCommit();
+  return result;
+}
+
+/** One autocommit statement (`statement`), replayed on conflicts; after it, the quiet-commit announcement when `quiet` says so. */
+export async function autocommit<T>(db: Db, statement: () => Promise<T>, quiet: QuietCommit<T>): Promise<T> {
+  const result = await retryingConflicts(statement);
+  if (quiet(result)) db.$executor().onQuietCommit();
+  return result;
 }

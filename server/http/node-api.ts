@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { getDb, type Db } from "../db";
 import { liveness, readiness, type HealthReport } from "../health";
+import type { Instance } from "../instance";
 import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest, servesApiDocs } from "./api-docs";
@@ -52,13 +52,14 @@ const health = (report: HealthReport): ApiResponse => ({
 /** An answer, and for a Slack interaction the work that follows its acknowledgement. */
 type RoutedResponse = ApiResponse & { afterwards?: (() => Promise<void>) | null };
 
-async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<RoutedResponse> {
+async function route(instance: Instance, req: IncomingMessage, url: URL, signal: AbortSignal): Promise<RoutedResponse> {
+  const db = instance.db;
   if (url.pathname === "/api/health/live") return health(liveness());
   if (url.pathname === SLACK_INTERACTIONS_PATH) {
     const { response, afterwards } = await handleSlackInteraction(db, { headers: headerReader(req), readBody: (limit) => readBoundedNodeBody(req, limit) });
     return { ...fromResponse(response), afterwards };
   }
-  if (url.pathname === "/api/health/ready") return health(await readiness(db));
+  if (url.pathname === "/api/health/ready") return health(await readiness(instance));
   if (servesApiDocs(url.pathname)) return handleApiDocsRequest(req.method ?? "GET", url.pathname);
   if (url.pathname === "/api/integrations/github/webhook") {
     return handleGithubWebhook(db, { method: req.method ?? "GET", headers: headerReader(req), readBody: (limit) => readBoundedNodeBody(req, limit) });
@@ -66,7 +67,7 @@ async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal
   if (url.pathname === "/api/metrics") return fromResponse(await handleMetricsRequest(db, new Request(url, { method: req.method, headers: fetchHeadersOf(req), signal })));
   // No Fetch Request and no web stream for the body: the tRPC handler reads it straight from
   // the socket, after authentication and at most WORK_GRAPH_MAX_BODY_BYTES.
-  return handleTrpcRequest(db, {
+  return handleTrpcRequest(instance, {
     url: url.href,
     method: req.method ?? "GET",
     headers: headerReader(req),
@@ -77,17 +78,16 @@ async function route(db: Db, req: IncomingMessage, url: URL, signal: AbortSignal
 }
 
 /**
- * Answers one API request on `db` (the process-wide client unless given; the tests pass their
- * own); a client that goes away before its answer is complete aborts it (waiting claims and
- * event streams stop).
+ * Answers one API request on `instance`; a client that goes away before its answer is complete
+ * aborts it (waiting claims and event streams stop).
  */
-export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, db: Db = getDb()): Promise<void> {
+export async function handleNodeApi(instance: Instance, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`);
   const gone = new AbortController();
   res.once("close", () => {
     if (!res.writableFinished) gone.abort();
   });
-  const response = await route(db, req, url, gone.signal);
+  const response = await route(instance, req, url, gone.signal);
   res.writeHead(response.status, { ...SECURITY_HEADERS, ...response.headers });
   if (typeof response.body === "string" || response.body === null) {
     res.end(response.body ?? undefined);
@@ -105,8 +105,8 @@ export async function handleNodeApi(req: IncomingMessage, res: ServerResponse, d
 }
 
 /** `npm start -- --api-only`: only the API; any other path is a 404 that says why. */
-export async function handleApiOnly(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (servesApi(req.url)) return handleNodeApi(req, res);
+export async function handleApiOnly(instance: Instance, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (servesApi(req.url)) return handleNodeApi(instance, req, res);
   const body = JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json, /api/docs, /api/integrations/slack/interactions and /api/integrations/github/webhook exist" });
   res.writeHead(404, { ...SECURITY_HEADERS, "content-type": "application/json" });
   res.end(body);

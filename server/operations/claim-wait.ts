@@ -1,8 +1,7 @@
-import type { Db } from "../db";
+import type { Instance } from "../instance";
 import { isTerminalStage } from "../domain/contract";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
-import { wakeups } from "../realtime/wakeups";
 import { claim, claimRouting, type ClaimInput, type ClaimResult } from "./claim";
 
 /**
@@ -23,7 +22,7 @@ function mayBecomeClaimable(error: unknown): boolean {
  * immediate claim would then (NOT_CLAIMABLE with the current stage, or the lease).
  */
 export async function claimWaiting(
-  db: Db,
+  { db, wakeups }: Pick<Instance, "db" | "wakeups">,
   caller: Caller,
   workerId: string,
   input: ClaimInput,
@@ -44,7 +43,7 @@ export async function claimWaiting(
       throw error;
     }
   };
-  const result = await wakeups(db).claimWhenReady(group, waitSeconds * 1000, attempt, signal, routing);
+  const result = await wakeups.claimWhenReady(group, waitSeconds * 1000, attempt, signal, routing);
   if (result === null && named !== undefined && !signal?.aborted) return claim(db, caller, workerId, input, routing);
   return result;
 }

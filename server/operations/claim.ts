@@ -1,12 +1,11 @@
 import type { Db } from "../db";
-import { inTransaction, retryingConflicts, type Tx } from "../database/transaction";
+import { autocommit, inTransaction, type Tx } from "../database/transaction";
 import { workerDrained } from "../domain/draining";
 import { idempotencyScope } from "../domain/idempotency";
 import type { AttentionRequest, Caller, Lease, WorkItem } from "../domain/types";
 import { toAttentionRequest, toLease, toWorkItem } from "../domain/views";
 import { notFound, WorkGraphError } from "../errors";
 import { countClaim, timeClaim } from "../metrics";
-import { announceQuietCommit } from "../realtime/wakeups";
 import { agentCapabilities, missingCapabilities, type Routing } from "../domain/routing";
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
@@ -169,15 +168,21 @@ export async function claimRouting(db: Db, caller: Caller, workerId: string, inp
   return { projects: caller.projects, projectId: input.projectId, capabilities: await claimCapabilities(db, caller, workerId, input.capabilities) };
 }
 
+// A claim's commit is quiet when it leased an item (server/database/transaction.ts QuietCommit).
+const leasedNext = (next: { claimed: ClaimResult | null }) => next.claimed !== null;
+const leased = (result: ClaimResult | null) => result !== null;
+
 /** `routing`: claimRouting's answer when the caller has it already (a waiting claim resolves it once). */
 export async function claim(db: Db, caller: Caller, workerId: string, input: ClaimInput, resolved?: Routing): Promise<ClaimResult | null> {
   const routing = resolved ?? (await claimRouting(db, caller, workerId, input));
-  const claimed = await timeClaim(async () => {
+  const claimed = await timeClaim(db, async () => {
     // The common claim — the next item, no idempotency key — as one autocommit statement: one
     // round trip on every agent's hot path. Only an expired lease to end first or an item with
     // a limited key (rule 14) takes the transaction.
     if (input.workItemId === undefined && input.idempotencyKey === undefined) {
-      const { pickedId, claimed } = await retryingConflicts(() => leaseNextClaimable(db, workerId, input.parentId, input.durationSeconds, routing));
+      const { pickedId, claimed } = await autocommit(
+        db, () => leaseNextClaimable(db, workerId, input.parentId, input.durationSeconds, routing), leasedNext,
+      );
       if (!pickedId || claimed) return claimed;
     }
     return inTransaction(db, (tx) =>
@@ -187,9 +192,9 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
           : claimNextInTransaction(tx, workerId, input.parentId, input.durationSeconds, routing),
         (result) => result !== null,
       ),
+      leased,
     );
   });
-  if (claimed) announceQuietCommit(db);
   if (!claimed && input.workItemId !== undefined) {
     // Ending its expired lease sent the item to a person (rule 11) or cancelled it (its GitHub issue was closed meanwhile).
     const stage = (await inTransaction(db, (tx) => selectWorkItem(tx, input.workItemId!)))?.stage ?? "needs_attention";

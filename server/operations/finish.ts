@@ -1,10 +1,9 @@
 import type { Db } from "../db";
-import { inTransaction, retryingConflicts } from "../database/transaction";
+import { autocommit, inTransaction } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease, toWorkItem } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
-import { announceQuietCommit } from "../realtime/wakeups";
 import { leaseOutsideScope, lockCurrentLease, refuseStaleLease } from "../sql/fencing";
 import { endLease, releaseIfCurrent } from "../sql/leases";
 import { cancelSubtree } from "../sql/termination";
@@ -25,6 +24,9 @@ export interface CancelInput {
   workerId?: string;
 }
 
+/** A release the database did not announce (it readied nothing) is a quiet commit (server/database/transaction.ts). */
+const releasedQuietly = (row: { announced: boolean } | null) => row !== null && !row.announced;
+
 /**
  * Release: the worker finishes. The fenced lease ends as `released`, the item becomes
  * `released`, and its dependents and parent are unblocked — they are ready when it commits.
@@ -38,9 +40,8 @@ export async function release(db: Db, caller: Caller, input: ReleaseInput): Prom
   const data = JSON.stringify({ evidence: input.evidence, links: input.links ?? [] });
   const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: actingWorker(caller, input.workerId) };
   const outside = await leaseOutsideScope(db, caller, input.leaseId);
-  const released = outside ? null : await retryingConflicts(() => releaseIfCurrent(db, presented, data));
+  const released = outside ? null : await autocommit(db, () => releaseIfCurrent(db, presented, data), releasedQuietly);
   if (!released) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
-  if (!released.announced) announceQuietCommit(db);
   countLeaseEnded(db, released.lease);
   return { lease: toLease(released.lease), workItem: toWorkItem(released.workItem) };
 }

@@ -3,7 +3,6 @@ import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
 import type { Caller, Note } from "../domain/types";
 import { toNote } from "../domain/views";
-import { announceQuietCommit } from "../realtime/wakeups";
 import { lockCurrentLease } from "../sql/fencing";
 import { idempotent } from "../sql/idempotency";
 import { insertNote } from "../sql/notes";
@@ -17,12 +16,13 @@ export interface NoteInput {
 }
 
 export async function addNote(db: Db, caller: Caller, input: NoteInput): Promise<Note> {
-  const note = await inTransaction(db, (tx) =>
+  return inTransaction(
+    db,
+    (tx) =>
     idempotent(tx, idempotencyScope(caller, input.workerId), input.idempotencyKey, "leases.note", input, async () => {
       const { lease } = await lockCurrentLease(tx, caller, input.leaseId, input.epoch, input.workerId);
       return toNote(await insertNote(tx, lease, input.content));
     }),
+    () => true,
   );
-  announceQuietCommit(db);
-  return note;
 }

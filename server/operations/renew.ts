@@ -1,9 +1,8 @@
 import type { Db } from "../db";
-import { inTransaction, retryingConflicts } from "../database/transaction";
+import { autocommit, inTransaction } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
 import type { Caller, Lease } from "../domain/types";
 import { toLease } from "../domain/views";
-import { announceQuietCommit } from "../realtime/wakeups";
 import { leaseOutsideScope, refuseStaleLease } from "../sql/fencing";
 import { renewIfCurrent } from "../sql/leases";
 
@@ -14,6 +13,8 @@ export interface RenewInput {
   workerId?: string;
 }
 
+const renewedLease = (row: unknown) => row !== undefined;
+
 /**
  * New expiry = database now + duration (it may shorten the lease). An expired lease cannot be
  * revived: fencing refuses it. One autocommit statement (renewals are frequent: the MCP server
@@ -22,8 +23,7 @@ export interface RenewInput {
 export async function renew(db: Db, caller: Caller, input: RenewInput): Promise<Lease> {
   const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: actingWorker(caller, input.workerId) };
   const outside = await leaseOutsideScope(db, caller, input.leaseId);
-  const renewed = outside ? null : await retryingConflicts(() => renewIfCurrent(db, presented, input.durationSeconds));
+  const renewed = outside ? null : await autocommit(db, () => renewIfCurrent(db, presented, input.durationSeconds), renewedLease);
   if (!renewed) return inTransaction(db, (tx) => refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId));
-  announceQuietCommit(db);
   return toLease(renewed);
 }

@@ -1,10 +1,10 @@
 import type { Db } from "../db";
+import type { Instance } from "../instance";
 import type { AttentionRequest, Caller, Page } from "../domain/types";
 import { toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 import { findAttention, selectAttention } from "../sql/attention";
 import { decodeCursor, encodeCursor } from "./cursor";
-import { wakeups } from "../realtime/wakeups";
 import { inProjects } from "../domain/scope";
 import { refuseAttentionOutsideScope } from "../sql/visibility";
 
@@ -32,7 +32,7 @@ export async function listAttention(
 
 /** attention.wait: the request as soon as it is resolved (woken on commit), or as it is when the time is up. */
 export async function waitForAttention(
-  db: Db,
+  { db, wakeups }: Pick<Instance, "db" | "wakeups">,
   caller: Pick<Caller, "projects">,
   id: string,
   timeoutSeconds: number,
@@ -40,6 +40,6 @@ export async function waitForAttention(
 ): Promise<AttentionRequest> {
   const current = await getAttention(db, caller, id);
   if (current.status === "resolved") return current;
-  await wakeups(db).attentionResolved(id, timeoutSeconds * 1000, signal);
+  await wakeups.attentionResolved(id, timeoutSeconds * 1000, signal);
   return getAttention(db, caller, id);
 }

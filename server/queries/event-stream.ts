@@ -1,6 +1,5 @@
-import type { Db } from "../db";
+import type { Instance } from "../instance";
 import type { Caller, WorkGraphEvent } from "../domain/types";
-import { wakeups } from "../realtime/wakeups";
 import { newestSequence } from "../sql/events";
 import { eventProjects, listEvents } from "./events";
 import { itemIdsInProjects } from "../sql/visibility";
@@ -27,14 +26,13 @@ const EVERY_PROJECT = { projects: [] };
  * throws to end the stream.
  */
 export async function openEventStream(
-  db: Db,
+  { db, wakeups: hub }: Pick<Instance, "db" | "wakeups">,
   caller: Pick<Caller, "projects">,
   input: { after?: number; workItemId?: string; types?: string[]; projectId?: string },
   signal?: AbortSignal,
   authorize: () => Promise<void> = async () => {},
 ): Promise<AsyncGenerator<WorkGraphEvent>> {
   const projects = eventProjects(caller, input.projectId);
-  const hub = wakeups(db);
   await hub.ready();
   const start = input.after ?? (await newestSequence(db));
   const types = input.types ? new Set(input.types) : null;

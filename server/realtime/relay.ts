@@ -14,12 +14,13 @@ const RELAY_SPACING_MS = 50;
  * leaves other instances' readers to their periodic re-check (server/queries/event-stream.ts
  * RECHECK_MS); no waiting claim depends on a relay.
  */
-class Relay {
+export class Relay {
   private pending = false;
   private sending: Promise<void> | null = null;
 
   constructor(private readonly db: Db) {}
 
+  /** Relays a commit of this instance to the others' event streams. */
   request(): void {
     this.pending = true;
     this.sending ??= this.send().finally(() => {
@@ -27,7 +28,7 @@ class Relay {
     });
   }
 
-  /** Resolves once every requested relay has been sent (tests). */
+  /** Resolves once every requested relay has been sent (close, tests). */
   async settled(): Promise<void> {
     while (this.sending) await this.sending;
   }
@@ -41,21 +42,4 @@ class Relay {
       if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest).unref());
     }
   }
-}
-
-const relays = new WeakMap<Db, Relay>();
-
-/** Relays a commit of this instance to the others' event streams (see Relay). */
-export function relayCommit(db: Db): void {
-  let relay = relays.get(db);
-  if (!relay) {
-    relay = new Relay(db);
-    relays.set(db, relay);
-  }
-  relay.request();
-}
-
-/** Resolves once the commits relayed so far on `db` have been announced (tests). */
-export async function relaysSettled(db: Db): Promise<void> {
-  await relays.get(db)?.settled();
 }

@@ -1,15 +1,14 @@
-import { directConnectionStringOf, type Db } from "../db";
+import type { Db } from "../db";
 import type { Routing } from "../domain/routing";
 import { logger } from "../log";
 import { AttentionWaiters } from "./attention-waiters";
 import { ClaimWaiters } from "./claim-waiters";
 import { EventReaders } from "./event-readers";
 import { CommitListener, type Heard } from "./listener";
-import { relayCommit } from "./relay";
 import { RELAYED } from "../sql/notifications";
 
 /**
- * Waiting instead of polling (API.md v2). One CommitListener per app instance (per Db) hears
+ * Waiting instead of polling (API.md v2). One CommitListener per app instance (server/instance.ts) hears
  * every committed event, whichever instance wrote it, and fans out to in-memory waiters of
  * three kinds, all built on one waiting primitive (./waiting.ts: a closure and a timer, no
  * database connection and no lock while it waits):
@@ -21,7 +20,7 @@ import { RELAYED } from "../sql/notifications";
  */
 
 const ATTENTION_RESOLVED = "attention.resolved";
-/** What a quiet commit of this instance is, heard here (announceQuietCommit): as the relay announces it to the others. */
+/** What a quiet commit of this instance is, heard here (server/instance.ts): as the relay announces it to the others. */
 const QUIET_COMMIT: Heard = { types: new Set([RELAYED]) };
 
 export class Wakeups {
@@ -58,7 +57,7 @@ export class Wakeups {
     return this.attention.count;
   }
 
-  /** See announceQuietCommit. */
+  /** This instance committed events that the database did not announce and that made nothing claimable. */
   heardQuietCommitHere() {
     if (!this.closed) this.heard(QUIET_COMMIT);
   }
@@ -105,33 +104,4 @@ export class Wakeups {
     this.events.close();
     await this.listener.close();
   }
-}
-
-const hubs = new WeakMap<Db, Wakeups>();
-
-/**
- * This instance committed events that the database did not announce and that made nothing
- * claimable: its own event-stream readers hear of them at once (when it has a hub), other
- * instances' through the relay (server/realtime/relay.ts).
- */
-export function announceQuietCommit(db: Db): void {
-  hubs.get(db)?.heardQuietCommitHere();
-  relayCommit(db);
-}
-
-/** The wake-up hub of the app instance that owns `db` (created, not yet connected, on first use). */
-export function wakeups(db: Db): Wakeups {
-  let hub = hubs.get(db);
-  if (!hub) {
-    hub = new Wakeups(db, directConnectionStringOf(db));
-    hubs.set(db, hub);
-  }
-  return hub;
-}
-
-/** Closes the hub of `db`, if it has one (shutdown, tests). */
-export async function stopWakeups(db: Db): Promise<void> {
-  const hub = hubs.get(db);
-  hubs.delete(db);
-  await hub?.close();
 }

@@ -51,7 +51,7 @@ async function revocation(tx: Tx, workItemId: string, leaseId: string): Promise<
 export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<never> {
   await lockCurrentLease(tx, caller, leaseId, epoch, requestedWorkerId);
   // The fenced statement found it expired an instant ago; the classification above ran later.
-  throw countFenced("expired", new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch }));
+  throw countFenced(tx, "expired", new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) has expired`, { kind: "expired", leaseId, epoch }));
 }
 
 /**
@@ -67,7 +67,7 @@ export async function refuseStaleLease(tx: Tx, caller: Caller, leaseId: string, 
  */
 export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, epoch: number, requestedWorkerId?: string): Promise<CurrentLease> {
   const refuse = (kind: string, extra: Record<string, unknown> = {}) =>
-    countFenced(kind, new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra }));
+    countFenced(tx, kind, new WorkGraphError("LEASE_NOT_CURRENT", `lease ${leaseId} (epoch ${epoch}) is not the item's live lease: ${kind}`, { kind, leaseId, epoch, ...extra }));
 
   const [owner] = await tx.$queryRaw<{ workItemId: string; workerId: string; projectId: string }[]>`
     SELECT l.work_item_id AS "workItemId", l.worker_id AS "workerId", w.project_id AS "projectId"

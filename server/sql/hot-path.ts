@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { Prisma } from "../generated/prisma/client";
-import { hotPathPool, statementName, type Db } from "../db";
+import { statementName, type Db } from "../db";
 
 /**
  * One autocommit statement of the hot path (a claim, a renewal, a release: every agent's
@@ -9,11 +9,11 @@ import { hotPathPool, statementName, type Db } from "../db";
  * parameters, statement name, pool, statement timeout and errors (pg's, with the SQLSTATE
  * that server/database/transaction.ts reads); rows as pg parses them, so these statements
  * return only JSON, text, uuid, integer and timestamptz columns, which both parse alike. In a
- * transaction (`Tx`), or on a client createDb did not make, it goes through Prisma.
+ * transaction (`Tx`), or without a pool of its own (hotPathThroughPrisma), it goes through Prisma.
  */
-export async function queryHotPath<T>(db: Pick<Db, "$queryRaw">, query: Prisma.Sql): Promise<T[]> {
-  const direct = hotPathPool(db);
-  if (!direct) return db.$queryRaw<T[]>(query);
+export async function queryHotPath<T>(db: Pick<Db, "$queryRaw" | "$executor">, query: Prisma.Sql): Promise<T[]> {
+  const { client, hotPath: direct } = db.$executor();
+  if (db !== client || !direct) return db.$queryRaw<T[]>(query);
   const name = direct.named ? statementName({ sql: query.text, args: query.values }) : undefined;
   const result = await direct.pool.query<T & pg.QueryResultRow>({ name, text: query.text, values: query.values as unknown[] });
   return result.rows;

@@ -20,7 +20,7 @@ export const QUIET_EVENTS_SETTING = "work_graph.quiet_events";
 export const RELAYED = "relayed";
 
 /** Tells every listening instance, after this statement commits, that events committed which made nothing claimable. */
-export async function notifyRelayed(db: Pick<Db, "$queryRaw">): Promise<void> {
+export async function notifyRelayed(db: Db): Promise<void> {
   await queryHotPath(db, Prisma.sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${RELAYED})::text AS sent`);
 }
 

@@ -1,7 +1,7 @@
 import { getErrorShape, getTRPCErrorFromUnknown, TRPCError, type AnyTRPCProcedure } from "@trpc/server";
 import { fetchRequestHandler } from "@trpc/server/adapters/fetch";
 import { getHTTPStatusCodeFromError } from "@trpc/server/http";
-import type { Db } from "../db";
+import type { Instance } from "../instance";
 import { readBoundedBody } from "../http/body";
 import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
 import { maxBatchCalls, maxBodyBytes } from "../config";
@@ -132,7 +132,7 @@ async function callDirectly(
  * that label (fetch with a string body: text/plain; `curl -d`: form-urlencoded) is read as
  * the JSON it is. Not JSON after all: VALIDATION, like any malformed body.
  */
-async function respond(db: Db, incoming: ApiRequest, requestId: string, observed: ReturnType<typeof observeTrpcRequest>, onError?: (error: unknown) => void): Promise<ApiResponse> {
+async function respond(instance: Instance, incoming: ApiRequest, requestId: string, observed: ReturnType<typeof observeTrpcRequest>, onError?: (error: unknown) => void): Promise<ApiResponse> {
   const url = new URL(incoming.url);
   const path = url.pathname.slice(ENDPOINT.length + 1);
   const calls = url.searchParams.get("batch") === "1" ? path.split(",").length : 1;
@@ -146,7 +146,7 @@ async function respond(db: Db, incoming: ApiRequest, requestId: string, observed
   let context: Context | undefined;
   let contextFailure: unknown;
   try {
-    context = await createContext(db, { headers: incoming.headers, method: incoming.method, requestId });
+    context = await createContext(instance, { headers: incoming.headers, method: incoming.method, requestId });
   } catch (error) {
     contextFailure = error;
   }
@@ -187,11 +187,11 @@ async function respond(db: Db, incoming: ApiRequest, requestId: string, observed
  * response carries `x-request-id` (the id INTERNAL errors and the server log quote) and
  * `cache-control: no-store` (answers hold tokens, work and questions; no cache keeps them).
  */
-export async function handleTrpcRequest(db: Db, incoming: ApiRequest, onError?: (error: unknown) => void): Promise<ApiResponse> {
+export async function handleTrpcRequest(instance: Instance, incoming: ApiRequest, onError?: (error: unknown) => void): Promise<ApiResponse> {
   const requestId = newRequestId();
   // One log line and the request counters per request, refusals before tRPC included; INTERNAL details go to that log.
-  const observed = observeTrpcRequest(incoming, requestId);
-  const response = await respond(db, incoming, requestId, observed, onError);
+  const observed = observeTrpcRequest(instance.metrics, incoming, requestId);
+  const response = await respond(instance, incoming, requestId, observed, onError);
   response.headers["cache-control"] = "no-store";
   return observed.finish(response);
 }

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { sessionCaller } from "../auth/sessions";
 import { authenticate } from "../auth/tokens";
 import type { Db } from "../db";
+import type { Instance } from "../instance";
 import { noteDatabaseUp } from "../database/availability";
 import { sqlState } from "../database/transaction";
 import { CSRF_HEADER } from "../domain/contract";
@@ -14,6 +15,9 @@ import { asUnavailable } from "./unavailable";
 export const SESSION_COOKIE = "wg_session";
 
 export interface Context {
+  /** The app instance answering (server/instance.ts): its wake-ups, metrics and health. */
+  instance: Instance;
+  /** `instance.db`, which most procedures need alone. */
   db: Db;
   caller: Caller | null;
   requestId: string;
@@ -49,17 +53,18 @@ export function cookieValue(header: string | null, name: string): string | null 
  * session cookie. Cookie-authenticated mutations must carry CSRF_HEADER, which a cross-site
  * page cannot add (and SameSite=strict already keeps the cookie off cross-site requests).
  */
-export async function createContext(db: Db, request: RequestInfo): Promise<Context> {
+export async function createContext(instance: Instance, request: RequestInfo): Promise<Context> {
   const { requestId } = request;
+  const db = instance.db;
   const authorization = request.headers.get("authorization");
   const bearer = authorization?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
-  if (bearer) return { db, requestId, caller: await authenticate(db, bearer), reauthenticate: () => authenticate(db, bearer) };
+  if (bearer) return { instance, db, requestId, caller: await authenticate(db, bearer), reauthenticate: () => authenticate(db, bearer) };
   const session = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   if (session) {
-    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { db, requestId, caller: null };
-    return { db, requestId, caller: await sessionCaller(db, session), reauthenticate: () => sessionCaller(db, session) };
+    if (request.method !== "GET" && request.headers.get(CSRF_HEADER) !== "1") return { instance, db, requestId, caller: null };
+    return { instance, db, requestId, caller: await sessionCaller(db, session), reauthenticate: () => sessionCaller(db, session) };
   }
-  return { db, requestId, caller: null };
+  return { instance, db, requestId, caller: null };
 }
 
 export function reasonOf(error: TRPCError): { reason: Reason | "INTERNAL"; detail?: Record<string, unknown> } {

@@ -2,7 +2,7 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import type { Caller } from "../domain/types";
 import { logger } from "../log";
-import { countHttpRequest } from "../metrics";
+import { countHttpRequest, type Metrics } from "../metrics";
 import { reasonOf } from "./init";
 import { appRouter } from "./root";
 
@@ -22,7 +22,7 @@ function proceduresOf(url: string): string[] {
  * log line with the request id, procedures, caller's role and worker, duration, status and,
  * on failure, the reason. Never logs headers, inputs or tokens.
  */
-export function observeTrpcRequest(request: { url: string }, requestId: string) {
+export function observeTrpcRequest(metrics: Metrics, request: { url: string }, requestId: string) {
   const started = performance.now();
   const procedures = proceduresOf(request.url);
   let caller: Caller | null = null;
@@ -38,7 +38,7 @@ export function observeTrpcRequest(request: { url: string }, requestId: string) 
       if (error.code === "INTERNAL_SERVER_ERROR") logger().error({ requestId, procedure: path, err: error.cause ?? error }, "internal error");
     },
     finish<R extends { status: number; headers: Record<string, string> }>(response: R): R {
-      for (const procedure of procedures) countHttpRequest(procedure, failures.get(procedure)?.status ?? (response.status >= 400 ? response.status : 200));
+      for (const procedure of procedures) countHttpRequest(metrics, procedure, failures.get(procedure)?.status ?? (response.status >= 400 ? response.status : 200));
       const reasons = [...new Set([...failures.values()].map((failure) => failure.reason))];
       const line = {
         requestId,

@@ -15,8 +15,8 @@ let tokens: { operator: string; agent: string };
 
 beforeAll(async () => {
   database = await createTestDatabase({ poolSize: 4 });
-  server = await startTestServer(database.db);
-  tokens = { operator: (await callerAs(database.db, "operator")).token, agent: (await callerAs(database.db, "agent", "direct-a")).token };
+  server = await startTestServer(database.instance);
+  tokens = { operator: (await callerAs(database.instance, "operator")).token, agent: (await callerAs(database.instance, "agent", "direct-a")).token };
   await fetch(`${server.url}/api/trpc/workItems.create`, {
     method: "POST",
     headers: { authorization: `Bearer ${tokens.operator}` },

@@ -14,12 +14,12 @@ let tokens: { admin: string; operator: string; agentA: string; agentB: string };
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   tokens = {
-    admin: (await callerAs(database.db, "admin")).token,
-    operator: (await callerAs(database.db, "operator")).token,
-    agentA: (await callerAs(database.db, "agent", "http-a")).token,
-    agentB: (await callerAs(database.db, "agent", "http-b")).token,
+    admin: (await callerAs(database.instance, "admin")).token,
+    operator: (await callerAs(database.instance, "operator")).token,
+    agentA: (await callerAs(database.instance, "agent", "http-a")).token,
+    agentB: (await callerAs(database.instance, "agent", "http-b")).token,
   };
 });
 afterAll(async () => {

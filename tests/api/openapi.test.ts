@@ -104,8 +104,8 @@ describe("GET /api/openapi.json", () => {
       return operation.responses["200"].content["application/json"].schema;
     };
 
-    const { token: operator } = await callerAs(database.db, "operator");
-    const { token: agent } = await callerAs(database.db, "agent", "openapi-worker");
+    const { token: operator } = await callerAs(database.instance, "operator");
+    const { token: agent } = await callerAs(database.instance, "agent", "openapi-worker");
     const call = async (token: string, procedure: string, input: unknown, method: "GET" | "POST") => {
       const url = `${server.url}/api/trpc/${procedure}${method === "GET" ? `?input=${encodeURIComponent(JSON.stringify(input))}` : ""}`;
       const response = await fetch(url, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: method === "POST" ? JSON.stringify(input) : undefined });

@@ -235,9 +235,9 @@ describe("resuming after attention", () => {
     const { request } = await ask(first, "handover", "Which credentials?");
     await operator.attention.resolve({ id: request.id, resolution: "Use the staging ones" });
 
-    const server = await startTestServer(database.db);
+    const server = await startTestServer(database.instance);
     try {
-      const { token } = await callerAs(database.db, "agent", "second");
+      const { token } = await callerAs(database.instance, "agent", "second");
       const response = await fetch(`${server.url}/api/trpc/leases.claim`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

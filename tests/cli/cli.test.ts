@@ -17,12 +17,12 @@ const tokens: Record<"operator" | "admin" | "agent" | "agentB", string> = { oper
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   stateDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-cli-"));
-  tokens.operator = (await callerAs(database.db, "operator")).token;
-  tokens.admin = (await callerAs(database.db, "admin")).token;
-  tokens.agent = (await callerAs(database.db, "agent", "cli-agent")).token;
-  tokens.agentB = (await callerAs(database.db, "agent", "cli-agent-b")).token;
+  tokens.operator = (await callerAs(database.instance, "operator")).token;
+  tokens.admin = (await callerAs(database.instance, "admin")).token;
+  tokens.agent = (await callerAs(database.instance, "agent", "cli-agent")).token;
+  tokens.agentB = (await callerAs(database.instance, "agent", "cli-agent-b")).token;
 });
 afterAll(async () => {
   await server?.close();

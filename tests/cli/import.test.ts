@@ -25,9 +25,9 @@ let scratch: string;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
-  operator = await callerAs(database.db, "operator");
-  agentToken = (await callerAs(database.db, "agent", "plan-agent")).token;
+  server = await startTestServer(database.instance);
+  operator = await callerAs(database.instance, "operator");
+  agentToken = (await callerAs(database.instance, "agent", "plan-agent")).token;
   scratch = await mkdtemp(path.join(os.tmpdir(), "work-graph-import-"));
 });
 afterAll(async () => {
@@ -83,7 +83,7 @@ describe("work-graph import", () => {
   });
 
   it("YAML, with --project", async () => {
-    const admin = await callerAs(database.db, "admin");
+    const admin = await callerAs(database.instance, "admin");
     await admin.api.projects.create({ id: "people-ops", name: "People ops" });
     const made = outcome(await cli(["import", path.join(PLANS, "onboarding.yaml"), "--project", "people-ops", "--json"]));
     expect(made.created).toHaveLength(5);
@@ -106,7 +106,7 @@ describe("work-graph import", () => {
 
   it("task-master's older top-level form: numeric ids, sibling subtask dependencies, cancelled left out", async () => {
     // Its task ids overlap the tagged file's: in the same project, those would be found as existing.
-    await (await callerAs(database.db, "admin")).api.projects.create({ id: "legacy", name: "Legacy" });
+    await (await callerAs(database.instance, "admin")).api.projects.create({ id: "legacy", name: "Legacy" });
     const made = outcome(await cli(["import", path.join(PLANS, "tasks-legacy.json"), "--project", "legacy", "--json"]));
     const byExternal = Object.fromEntries(made.created.map((item) => [item.externalId, item]));
     expect(Object.keys(byExternal).sort()).toEqual(["task-master:2", "task-master:2.1", "task-master:2.2", "task-master:3", "task-master:4"]);

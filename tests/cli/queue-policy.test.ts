@@ -23,11 +23,11 @@ const tokens: Record<"operator" | "admin" | "agent", string> = { operator: "", a
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   stateDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-cli-policy-"));
-  tokens.operator = (await callerAs(database.db, "operator")).token;
-  tokens.admin = (await callerAs(database.db, "admin")).token;
-  tokens.agent = (await callerAs(database.db, "agent", "cli-plain-agent")).token;
+  tokens.operator = (await callerAs(database.instance, "operator")).token;
+  tokens.admin = (await callerAs(database.instance, "admin")).token;
+  tokens.agent = (await callerAs(database.instance, "agent", "cli-plain-agent")).token;
 });
 afterAll(async () => {
   await server?.close();
@@ -170,7 +170,7 @@ describe("work-graph CLI: queue policy", () => {
   });
 
   it("hand-back ends the lease returned, forgets it, and --retry-after schedules the item", async () => {
-    const { token } = await (await callerAs(database.db, "admin")).api.tokens.create({ role: "agent", workerId: "cli-returner", capabilities: ["browser", "payments"] });
+    const { token } = await (await callerAs(database.instance, "admin")).api.tokens.create({ role: "agent", workerId: "cli-returner", capabilities: ["browser", "payments"] });
     await cli("operator", ["create", "--title", "Cannot be done here", "--id", "hand-me-back", "--priority", "100"]);
     const claimed = await cli(token, ["claim", "hand-me-back"]);
     expect(claimed.code).toBe(0);

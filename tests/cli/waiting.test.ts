@@ -20,10 +20,10 @@ let operator: Awaited<ReturnType<typeof callerAs>>["api"];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   stateDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-cli-wait-"));
-  agentToken = (await callerAs(database.db, "agent", "shell-agent")).token;
-  operator = (await callerAs(database.db, "operator")).api;
+  agentToken = (await callerAs(database.instance, "agent", "shell-agent")).token;
+  operator = (await callerAs(database.instance, "operator")).api;
 });
 afterAll(async () => {
   await server?.close();
@@ -49,7 +49,7 @@ describe("work-graph CLI waiting", () => {
     await expect(cli(["claim", "--wait", "soon"])).resolves.toMatchObject({ code: 2 });
 
     const waiting = cli(["claim", "--wait", "45"]);
-    await vi.waitFor(() => expect(wakeups(database.db).waitingClaims, "the CLI's claim waits").toBe(1), { timeout: 30_000, interval: 10 });
+    await vi.waitFor(() => expect(database.instance.wakeups.waitingClaims, "the CLI's claim waits").toBe(1), { timeout: 30_000, interval: 10 });
     await operator.workItems.create({ id: "shell-task", title: "For the shell agent" });
     const claimed = await waiting;
     expect(claimed.code).toBe(0);
@@ -66,7 +66,7 @@ describe("work-graph CLI waiting", () => {
     expect(unanswered.stdout).toMatch(/Still unanswered after/);
 
     const waiting = cli(["attention", "wait", requestId, "--timeout", "45"]);
-    await vi.waitFor(() => expect(wakeups(database.db).waitingForAttention, "the CLI waits for the answer").toBe(1), { timeout: 30_000, interval: 10 });
+    await vi.waitFor(() => expect(database.instance.wakeups.waitingForAttention, "the CLI waits for the answer").toBe(1), { timeout: 30_000, interval: 10 });
     await operator.attention.resolve({ id: requestId, resolution: "yes" });
     const answered = await waiting;
     expect(answered.code).toBe(0);

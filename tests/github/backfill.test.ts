@@ -37,7 +37,7 @@ describe("work-graph github import", () => {
     }));
     issues.push({ number: 999, title: "A pull request", body: null, labels: [{ name: "work-graph" }], pull_request: {} });
     github.setIssues(REPO, issues);
-    const { token } = await callerAs(database.db, "operator");
+    const { token } = await callerAs(database.instance, "operator");
     const env = { WORK_GRAPH_URL: server.url, WORK_GRAPH_TOKEN: token, GITHUB_TOKEN: TOKEN, GITHUB_API_URL: github.url };
 
     const first = await cli(["github", "import", REPO, "--json"], env);

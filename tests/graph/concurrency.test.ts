@@ -12,7 +12,7 @@ const it = graphTest({ poolSize: 10, scope: "file", continuity: true })
     onCleanup(() => db.$disconnect());
     return db;
   })
-  .extend("operatorCaller", { scope: "file" }, async ({ database }) => (await callerAs(database.db, "operator")).caller);
+  .extend("operatorCaller", { scope: "file" }, async ({ database }) => (await callerAs(database.instance, "operator")).caller);
 
 const GRAPH_LOCK = "SELECT pg_advisory_xact_lock(hashtext('work_graph.graph_shape'))";
 

@@ -32,14 +32,14 @@ export interface Actors {
 }
 
 export async function actorsFor(database: TestDatabase): Promise<Actors> {
-  const operator = (await callerAs(database.db, "operator")).api;
-  const probe = (await callerAs(database.db, "agent", "probe")).api;
+  const operator = (await callerAs(database.instance, "operator")).api;
+  const probe = (await callerAs(database.instance, "agent", "probe")).api;
   const agents = new Map<string, Api>();
   return {
     operator,
     probe,
     async agent(workerId: string) {
-      if (!agents.has(workerId)) agents.set(workerId, (await callerAs(database.db, "agent", workerId)).api);
+      if (!agents.has(workerId)) agents.set(workerId, (await callerAs(database.instance, "agent", workerId)).api);
       return agents.get(workerId)!;
     },
   };

@@ -21,7 +21,7 @@ describe("idempotency keys", () => {
     );
     for (const replay of replays) expect(replay).toEqual(first);
     // The same worker's other token shares the key space (a retry may come from a fresh session).
-    const sameWorker = await callerAs(database.db, "agent", "retrier");
+    const sameWorker = await callerAs(database.instance, "agent", "retrier");
     expect(await sameWorker.api.leases.claim({ durationSeconds: 60, key: "claim-attempt-1" })).toEqual(first);
     expect(await databaseSnapshot(sql)).toEqual(before);
     expect((await operator.workItems.get({ id: "idem-2" })).stage).toBe("ready");

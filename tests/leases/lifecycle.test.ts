@@ -6,8 +6,8 @@ const it = databaseTest();
 
 describe("lease lifecycle", () => {
   it("claims in queue order, renews, releases, and records history and events", async ({ database }) => {
-    const operator = await callerAs(database.db, "operator");
-    const agent = await callerAs(database.db, "agent", "worker-a");
+    const operator = await callerAs(database.instance, "operator");
+    const agent = await callerAs(database.instance, "agent", "worker-a");
     await operator.api.workItems.create({ id: "low", title: "Low", priority: 1 });
     await operator.api.workItems.create({ id: "high", title: "High", priority: 5 });
     const claimed = await agent.api.leases.claim({ durationSeconds: 60 });
@@ -33,9 +33,9 @@ describe("lease lifecycle", () => {
   });
 
   it("an expired lease makes its item claimable at once, in queue order, before anything ends the lease", async ({ database }) => {
-    const operator = await callerAs(database.db, "operator");
-    const first = await callerAs(database.db, "agent", "worker-x");
-    const second = await callerAs(database.db, "agent", "worker-y");
+    const operator = await callerAs(database.instance, "operator");
+    const first = await callerAs(database.instance, "agent", "worker-x");
+    const second = await callerAs(database.instance, "agent", "worker-y");
     await operator.api.workItems.create({ id: "expiry-low", title: "Low", priority: 100 });
     await operator.api.workItems.create({ id: "expiry-top", title: "Top", priority: 101 });
     const taken = await first.api.leases.claim({ durationSeconds: 60 });

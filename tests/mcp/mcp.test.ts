@@ -21,9 +21,9 @@ const sessions: Session[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   sql = await database.connect();
-  operator = (await callerAs(database.db, "operator")).api;
+  operator = (await callerAs(database.instance, "operator")).api;
 });
 afterAll(async () => {
   for (const session of sessions) await session.client.close().catch(() => {});
@@ -67,7 +67,7 @@ async function call(session: Session, name: string, args: Record<string, unknown
   return { isError: result.isError as boolean | undefined, text: content.map((part) => part.text).join("\n"), data: (result.structuredContent ?? {}) as Record<string, unknown> };
 }
 
-const agentToken = async (workerId: string) => (await callerAs(database.db, "agent", workerId)).token;
+const agentToken = async (workerId: string) => (await callerAs(database.instance, "agent", workerId)).token;
 const noteCount = async (workItemId: string) =>
   Number((await sql.query<{ n: string }>("SELECT count(*) AS n FROM notes WHERE work_item_id = $1", [workItemId])).rows[0]!.n);
 
@@ -186,7 +186,7 @@ describe("work-graph mcp", () => {
     expect(request).toMatchObject({ question: "Blue or green?", kind: "decision", blocking: true, workerId: "mcp-asker" });
     expect((await operator.workItems.get({ id: "mcp-ask" })).stage).toBe("needs_attention");
     // The session waits on the server (attention.wait), not by asking again and again.
-    await vi.waitFor(() => expect(wakeups(database.db).waitingForAttention).toBe(1), { timeout: 30_000, interval: 20 });
+    await vi.waitFor(() => expect(database.instance.wakeups.waitingForAttention).toBe(1), { timeout: 30_000, interval: 20 });
     expect(returnedAt).toBeNull();
     const answeredAt = performance.now();
     await operator.attention.resolve({ id: request.id, resolution: "blue" });
@@ -194,7 +194,7 @@ describe("work-graph mcp", () => {
     const answered = await asking;
     const latencyMs = returnedAt! - answeredAt;
     await annotate(`ask returned ${Math.round(latencyMs)} ms after the answer was given (including the re-claim)`);
-    expect(wakeups(database.db).waitingForAttention).toBe(0);
+    expect(database.instance.wakeups.waitingForAttention).toBe(0);
     expect(answered.isError).toBeFalsy();
     expect(answered.text).toContain("Answer: blue");
     expect(answered.data).toMatchObject({ answered: true, request: { status: "resolved", resolution: "blue" }, lease: { epoch: 2, workerId: "mcp-asker" } });

@@ -22,9 +22,9 @@ const sessions: Session[] = [];
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
-  admin = (await callerAs(database.db, "admin")).api;
-  operator = (await callerAs(database.db, "operator")).api;
+  server = await startTestServer(database.instance);
+  admin = (await callerAs(database.instance, "admin")).api;
+  operator = (await callerAs(database.instance, "operator")).api;
 });
 afterAll(async () => {
   for (const session of sessions) await session.client.close().catch(() => {});

@@ -58,7 +58,7 @@ async function seedHistory() {
 
 describe("dashboard.activity", () => {
   it("buckets a seeded history of the last hour into 5-minute intervals", async () => {
-    const { api } = await callerAs(database.db, "operator");
+    const { api } = await callerAs(database.instance, "operator");
     const result = await api.dashboard.activity({ range: "hour" });
     expect(result.bucketSeconds).toBe(300);
     expect(result.buckets).toHaveLength(12);
@@ -92,7 +92,7 @@ describe("dashboard.activity", () => {
   });
 
   it("the day and week ranges cover the older events too, in hours and 6-hour intervals", async () => {
-    const { api } = await callerAs(database.db, "agent", "activity-agent");
+    const { api } = await callerAs(database.instance, "agent", "activity-agent");
     const day = await api.dashboard.activity({ range: "day" });
     expect(day.buckets).toHaveLength(24);
     expect(day.totals).toMatchObject({ claims: 6, releases: 2 });
@@ -104,7 +104,7 @@ describe("dashboard.activity", () => {
   });
 
   it("refuses an unknown range with VALIDATION", async () => {
-    const { api } = await callerAs(database.db, "operator");
+    const { api } = await callerAs(database.instance, "operator");
     await expect(api.dashboard.activity({ range: "month" as "day" })).rejects.toMatchObject({ code: "BAD_REQUEST" });
   });
 });
@@ -122,7 +122,7 @@ describe("dashboard.activity over many claims", () => {
         INSERT INTO events (work_item_id, type, actor, epoch, created_at)
         SELECT w.id, 'lease.claimed', 'w', 1, w.created_at + make_interval(secs => split_part(w.id, '-', 2)::int * 0.5)
           FROM work_items w ORDER BY split_part(w.id, '-', 2)::int`);
-      const { api } = await callerAs(busy.db, "operator");
+      const { api } = await callerAs(busy.instance, "operator");
       const { totals } = await api.dashboard.activity({ range: "hour" });
       expect(totals.claims).toBe(3000);
       // Exact over all 3,000: p50 750.25 s, p90 1,350.05 s.
@@ -156,7 +156,7 @@ describe("dashboard.activity edge cases of the index-only counts and the claim s
           ('tie-2', 'lease.ended', 'w', 1, '{"outcome":"decomposed"}', now() - interval '7 minutes 30 seconds'),
           ('tie-3', 'lease.ended', 'w', 1, '{"outcome":"attention_requested"}', now() - interval '7 minutes 30 seconds')`);
       await client.query("COMMIT");
-      const { api } = await callerAs(edge.db, "operator");
+      const { api } = await callerAs(edge.instance, "operator");
       const { totals } = await api.dashboard.activity({ range: "hour" });
       // Created 10, 20 and 30 minutes before the claims: waits of 600 s, 1,200 s and 1,800 s.
       expect(totals).toMatchObject({ claims: 3, releases: 0, expiries: 0, revocations: 0, attentionRequests: 0 });

@@ -12,7 +12,7 @@ beforeAll(async () => {
   logger().level = "info"; // vitest.config.ts quiets the request log for every other file
   database = await createTestDatabase();
   sql = await database.connect();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
 });
 afterAll(async () => {
   await server.close();
@@ -45,7 +45,7 @@ const call = (path: string, token: string, body: unknown) =>
 describe("request logs", () => {
   it("one JSON line per request with the x-request-id, procedure, role, worker and duration, and no token", async () => {
     await insertReadyItems(sql, "logged", 1);
-    const agent = await callerAs(database.db, "agent", "log-worker");
+    const agent = await callerAs(database.instance, "agent", "log-worker");
     let requestId: string | null = null;
     const output = await captureStdout(async () => {
       const response = await call("leases.claim", agent.token, { workItemId: "logged-00001" });
@@ -71,7 +71,7 @@ describe("request logs", () => {
   });
 
   it("a refused call logs its reason; a request id is new for every request", async () => {
-    const operator = await callerAs(database.db, "operator");
+    const operator = await callerAs(database.instance, "operator");
     const ids: (string | null)[] = [];
     const output = await captureStdout(async () => {
       for (let i = 0; i < 2; i++) {

@@ -20,8 +20,8 @@ let operatorToken: string;
 beforeAll(async () => {
   database = await createTestDatabase();
   sql = await database.connect();
-  server = await startTestServer(database.db);
-  operatorToken = (await callerAs(database.db, "operator")).token;
+  server = await startTestServer(database.instance);
+  operatorToken = (await callerAs(database.instance, "operator")).token;
 });
 afterAll(async () => {
   await server.close();
@@ -71,7 +71,7 @@ describe("GET /api/metrics", () => {
   });
 
   it("answers an operator and an admin with every required metric, typed, in the Prometheus text format", async () => {
-    const admin = await callerAs(database.db, "admin");
+    const admin = await callerAs(database.instance, "admin");
     for (const token of [operatorToken, admin.token]) {
       const result = await scrape(server.url, token);
       expect(result.status).toBe(200);
@@ -91,8 +91,8 @@ describe("GET /api/metrics", () => {
   });
 
   it("refuses an agent with 403 and a missing, unknown or revoked token with 401", async () => {
-    const agent = await callerAs(database.db, "agent", "metrics-agent");
-    const revoked = await callerAs(database.db, "operator");
+    const agent = await callerAs(database.instance, "agent", "metrics-agent");
+    const revoked = await callerAs(database.instance, "operator");
     await revokeToken(database.db, revoked.caller.tokenId);
     expect((await scrape(server.url, agent.token)).status).toBe(403);
     expect((await scrape(server.url)).status).toBe(401);
@@ -106,7 +106,7 @@ describe("GET /api/metrics", () => {
 describe("counters move by exactly the work done", () => {
   it("one claim over HTTP: claimed +1, one claim timed, leases.claim 200 +1", async () => {
     await insertReadyItems(sql, "count-claim", 1);
-    const agent = await callerAs(database.db, "agent", "counter-1");
+    const agent = await callerAs(database.instance, "agent", "counter-1");
     const client = server.client(agent.token);
     const changes = await delta(
       [
@@ -121,7 +121,7 @@ describe("counters move by exactly the work done", () => {
 
   it("a release: released +1 with its hold time; releasing again is fenced as ended (409)", async () => {
     await insertReadyItems(sql, "count-release", 1);
-    const agent = await callerAs(database.db, "agent", "counter-2");
+    const agent = await callerAs(database.instance, "agent", "counter-2");
     const client = server.client(agent.token);
     const { lease } = (await client.leases.claim.mutate({ workItemId: "count-release-00001" }))!;
     const released = await delta(
@@ -142,8 +142,8 @@ describe("counters move by exactly the work done", () => {
 
   it("fenced calls count by kind: unknown and superseded", async () => {
     await insertReadyItems(sql, "count-fence", 1);
-    const first = await callerAs(database.db, "agent", "counter-3a");
-    const second = await callerAs(database.db, "agent", "counter-3b");
+    const first = await callerAs(database.instance, "agent", "counter-3a");
+    const second = await callerAs(database.instance, "agent", "counter-3b");
     const { lease } = (await first.api.leases.claim({ workItemId: "count-fence-00001", durationSeconds: 1 }))!;
     await waitUntilDatabaseTime(sql, lease.expiresAt);
     const reclaim = await delta(
@@ -163,7 +163,7 @@ describe("counters move by exactly the work done", () => {
 
   it("a sweep expiry: expired +1 with its hold time", async () => {
     await insertReadyItems(sql, "count-sweep", 1);
-    const agent = await callerAs(database.db, "agent", "counter-4");
+    const agent = await callerAs(database.instance, "agent", "counter-4");
     const { lease } = (await agent.api.leases.claim({ workItemId: "count-sweep-00001", durationSeconds: 1 }))!;
     await waitUntilDatabaseTime(sql, lease.expiresAt);
     const changes = await delta(
@@ -174,8 +174,8 @@ describe("counters move by exactly the work done", () => {
   });
 
   it("a cancel cascade ends a descendant's expired lease: expired +1, and nothing for a refused cancel", async () => {
-    const operator = await callerAs(database.db, "operator");
-    const agent = await callerAs(database.db, "agent", "counter-5");
+    const operator = await callerAs(database.instance, "operator");
+    const agent = await callerAs(database.instance, "agent", "counter-5");
     await operator.api.workItems.create({ id: "cascade-root", title: "root" });
     await operator.api.workItems.create({ id: "cascade-child", title: "child", parentId: "cascade-root" });
     const { lease } = (await agent.api.leases.claim({ workItemId: "cascade-child", durationSeconds: 1 }))!;
@@ -197,8 +197,8 @@ describe("counters move by exactly the work done", () => {
 
   it("a blocking attention request and its answer: attention_requested +1, one wait observed", async () => {
     await insertReadyItems(sql, "count-attention", 1);
-    const agent = await callerAs(database.db, "agent", "counter-6");
-    const operator = await callerAs(database.db, "operator");
+    const agent = await callerAs(database.instance, "agent", "counter-6");
+    const operator = await callerAs(database.instance, "operator");
     const { lease } = (await agent.api.leases.claim({ workItemId: "count-attention-00001" }))!;
     const changes = await delta(
       [["work_graph_leases_ended_total", { outcome: "attention_requested" }], ["work_graph_attention_wait_seconds"], ["work_graph_attention_open"]],
@@ -212,7 +212,7 @@ describe("counters move by exactly the work done", () => {
 
   it("a decomposition with a claimed child: decomposed +1 and claimed +1", async () => {
     await insertReadyItems(sql, "count-decompose", 1);
-    const agent = await callerAs(database.db, "agent", "counter-7");
+    const agent = await callerAs(database.instance, "agent", "counter-7");
     const { lease } = (await agent.api.leases.claim({ workItemId: "count-decompose-00001" }))!;
     const changes = await delta(
       [["work_graph_leases_ended_total", { outcome: "decomposed" }], ["work_graph_leases_claimed_total"]],
@@ -224,8 +224,8 @@ describe("counters move by exactly the work done", () => {
 
 describe("gauges", () => {
   it("equal dashboard.summary", async () => {
-    const operator = await callerAs(database.db, "operator");
-    const agent = await callerAs(database.db, "agent", "gauge-agent");
+    const operator = await callerAs(database.instance, "operator");
+    const agent = await callerAs(database.instance, "agent", "gauge-agent");
     await insertReadyItems(sql, "gauge-ready", 3);
     await operator.api.workItems.create({ id: "gauge-blocked", title: "b", dependsOn: ["gauge-ready-00001"] });
     const { lease } = (await agent.api.leases.claim({ workItemId: "gauge-ready-00002" }))!;

@@ -18,7 +18,7 @@ let server: Awaited<ReturnType<typeof startTestServer>>;
 let stateDir: string;
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
   stateDir = await mkdtemp(path.join(os.tmpdir(), "work-graph-operator-cli-"));
 });
 afterAll(async () => {
@@ -28,10 +28,10 @@ afterAll(async () => {
 });
 
 async function agentSdk(workerId: string) {
-  const { token } = await callerAs(database.db, "agent", workerId);
+  const { token } = await callerAs(database.instance, "agent", workerId);
   return createWorkGraphClient({ url: server.url, token });
 }
-const operatorApi = async () => (await callerAs(database.db, "operator")).api;
+const operatorApi = async () => (await callerAs(database.instance, "operator")).api;
 
 describe("runWorker", () => {
   it("aborts the handler when an operator revokes its lease, and counts the item as lost", async () => {
@@ -105,8 +105,8 @@ function cli(token: string, args: string[]): Promise<Run> {
 
 describe("work-graph CLI", () => {
   it("revoke → the agent's next command exits 5 and says why; drain → its claim exits 9; workers lists it; undrain", async () => {
-    const operatorToken = (await callerAs(database.db, "operator")).token;
-    const agentToken = (await callerAs(database.db, "agent", "cli-op-agent")).token;
+    const operatorToken = (await callerAs(database.instance, "operator")).token;
+    const agentToken = (await callerAs(database.instance, "agent", "cli-op-agent")).token;
     expect((await cli(operatorToken, ["create", "--id", "cli-op-item", "--title", "CLI item"])).code).toBe(0);
     expect((await cli(agentToken, ["claim", "cli-op-item"])).code).toBe(0);
 

@@ -133,7 +133,7 @@ describe("workers.list", () => {
     const { operator, agent } = people;
     const a = await agent("wl-a");
     const b = await agent("wl-b");
-    await callerAs(database.db, "agent", "wl-never"); // has a token, never acted
+    await callerAs(database.instance, "agent", "wl-never"); // has a token, never acted
     for (const id of ["wl-1", "wl-2", "wl-3", "wl-4"]) await operator.workItems.create({ id, title: id });
     const l1 = (await a.leases.claim({ workItemId: "wl-1", durationSeconds: 60 }))!.lease;
     await a.leases.release({ leaseId: l1.id, epoch: l1.epoch, evidence: "ok" });

@@ -68,7 +68,7 @@ async function ensureVenv(): Promise<void> {
 const it = databaseTest().extend("python", { scope: "file" }, async ({ database, server }, { onCleanup }) => {
   const dispatcher = startWebhookDispatcher(database.db, { publicUrl: server.url });
   onCleanup(() => dispatcher.stop());
-  const { token } = await callerAs(database.db, "admin");
+  const { token } = await callerAs(database.instance, "admin");
   await ensureVenv();
   return { env: { WORK_GRAPH_URL: server.url, WORK_GRAPH_ADMIN_TOKEN: token } };
 });

@@ -14,8 +14,8 @@ import { setPolicy } from "./support";
 
 const it = twoInstanceTest()
   .extend("holder", { scope: "file" }, ({ people }) => people.agent("holder"))
-  .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.db, "agent", "waiter-b")).token))
-  .extend("waiterA", { scope: "file" }, async ({ database, server }) => server.client((await callerAs(database.db, "agent", "waiter-a")).token));
+  .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.instance, "agent", "waiter-b")).token))
+  .extend("waiterA", { scope: "file" }, async ({ database, server }) => server.client((await callerAs(database.instance, "agent", "waiter-a")).token));
 
 const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
 

@@ -102,7 +102,7 @@ describe("limits.* and rule 14 for single callers", () => {
     await people.operator.limits.set({ key: "metered", maxLeases: 4 });
     await agent.leases.claim({ workItemId: "m-keyed" });
     await agent.leases.claim({ workItemId: "m-unlimited" });
-    const { token } = await callerAs(database.db, "operator");
+    const { token } = await callerAs(database.instance, "operator");
 
     const scraped = await scrape(server.url, token);
     const family = scraped.families.find((candidate) => candidate.name === "work_graph_limit_live_leases")!;

@@ -49,8 +49,8 @@ async function announcedBy(action: () => Promise<unknown>): Promise<string[]> {
 
 describe("the commits PostgreSQL announces", () => {
   it("claims, renewals and notes are quiet: only relayed, after they commit", async () => {
-    const { api: operator } = await callerAs(database.db, "operator");
-    const { api: agent } = await callerAs(database.db, "agent", "quiet-worker");
+    const { api: operator } = await callerAs(database.instance, "operator");
+    const { api: agent } = await callerAs(database.instance, "agent", "quiet-worker");
     await operator.workItems.create({ id: "leaf", title: "Leaf" });
 
     let lease: { id: string; epoch: number } | undefined;
@@ -61,8 +61,8 @@ describe("the commits PostgreSQL announces", () => {
   });
 
   it("a release that readies nothing is quiet; one that readies a parent, or frees a slot under a limit, is announced", async () => {
-    const { api: operator } = await callerAs(database.db, "operator");
-    const { api: agent } = await callerAs(database.db, "agent", "releasing-worker");
+    const { api: operator } = await callerAs(database.instance, "operator");
+    const { api: agent } = await callerAs(database.instance, "agent", "releasing-worker");
     const claimAndRelease = async (workItemId: string) => {
       const lease = (await agent.leases.claim({ workItemId, durationSeconds: 60 }))!.lease;
       return announcedBy(() => agent.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" }));
@@ -82,8 +82,8 @@ describe("the commits PostgreSQL announces", () => {
   });
 
   it("what may make work claimable is announced: a new item, a release, a cancelled blocker, a revoked lease", async () => {
-    const { api: operator } = await callerAs(database.db, "operator");
-    const { api: agent } = await callerAs(database.db, "agent", "loud-worker");
+    const { api: operator } = await callerAs(database.instance, "operator");
+    const { api: agent } = await callerAs(database.instance, "agent", "loud-worker");
     expect(await announcedBy(() => operator.workItems.create({ id: "blocker", title: "Blocker" }))).toEqual(["work_item.created"]);
     await operator.workItems.create({ id: "dependent", title: "Dependent", dependsOn: ["blocker"] });
     const blocker = (await agent.leases.claim({ workItemId: "blocker", durationSeconds: 60 }))!.lease;

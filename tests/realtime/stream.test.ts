@@ -17,7 +17,7 @@ import { openSse } from "../support/sse";
  */
 
 const it = twoInstanceTest()
-  .extend("operatorToken", { scope: "file" }, async ({ database }) => (await callerAs(database.db, "operator")).token)
+  .extend("operatorToken", { scope: "file" }, async ({ database }) => (await callerAs(database.instance, "operator")).token)
   .extend("stream", { scope: "file" }, async ({ people, serverB, operatorToken }) => {
     await people.operator.workItems.create({ id: "gap-item", title: "Gap" });
     return (input: Record<string, unknown>, headers: Record<string, string> = {}, token: string | null = operatorToken) =>
@@ -157,7 +157,7 @@ describe("events.stream", () => {
     })();
     await Promise.all(
       Array.from({ length: 6 }, async (_, w) => {
-        const { api } = await callerAs(database.db, "agent", `stream-writer-${w}`);
+        const { api } = await callerAs(database.instance, "agent", `stream-writer-${w}`);
         for (let i = 0; i < 10; i++) {
           await api.workItems.create({ id: `stream-${w}-${i}`, title: "stream", priority: -100 });
           const claimed = await api.leases.claim({ workItemId: `stream-${w}-${i}`, durationSeconds: 60 });
@@ -188,8 +188,8 @@ describe("events.stream", () => {
   });
 
   it("ends a stream whose token was revoked or whose dashboard session ended within seconds, idle or not, before any later event", async ({ database, people, stream }) => {
-    const bearer = await callerAs(database.db, "operator");
-    const logIn = await callerAs(database.db, "operator");
+    const bearer = await callerAs(database.instance, "operator");
+    const logIn = await callerAs(database.instance, "operator");
     const sessionId = await createSession(database.db, logIn.caller.tokenId);
     const byToken = await stream({}, {}, bearer.token);
     const bySession = await stream({}, { cookie: `${SESSION_COOKIE}=${sessionId}` }, null);

@@ -16,7 +16,7 @@ import { twoInstanceTest, waitUntilDatabaseTime } from "../support/fixtures";
 
 const it = twoInstanceTest()
   .extend("other", { scope: "file" }, ({ people }) => people.agent("other-worker"))
-  .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.db, "agent", "waiter")).token));
+  .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.instance, "agent", "waiter")).token));
 
 const readyCount = async (sql: pg.Client) =>
   Number((await sql.query(`SELECT count(*) FROM work_items WHERE status = 'open' AND open_dependency_count = 0
@@ -174,7 +174,7 @@ describe("leases.claim with waitSeconds", () => {
 describe("fairness", () => {
   it("50 claims waiting on two instances, one item: one lease, the other 49 keep waiting, then each gets one of 49 more", async ({ database, sql, people, dbB }) => {
     expect(await readyCount(sql)).toBe(0);
-    const hubA = wakeups(database.db);
+    const hubA = database.instance.wakeups;
     const hubB = wakeups(dbB);
     const agents = await Promise.all(
       Array.from({ length: 50 }, async (_, i) => (await callerAs(i % 2 === 0 ? database.db : dbB, "agent", `fair-${i}`)).api),
@@ -211,7 +211,7 @@ describe("no connection while waiting", () => {
   it("250 waiting claims on an instance with a pool of 5: connections stay flat, nothing waits in a transaction, other calls answer", async ({ database, sql, people, dbB, serverB }) => {
     expect(await readyCount(sql)).toBe(0);
     const hubB = wakeups(dbB);
-    const operatorB = serverB.client((await callerAs(database.db, "operator")).token);
+    const operatorB = serverB.client((await callerAs(database.instance, "operator")).token);
     const connections = async () =>
       (await sql.query<{ total: number; busy: number; locks: number }>(
         `SELECT count(*)::int AS total,
@@ -247,7 +247,7 @@ describe("attention.wait", () => {
     await people.operator.workItems.create({ id: "question", title: "Question" });
     const held = (await other.leases.claim({ workItemId: "question" }))!.lease;
     const { request } = await other.attention.request({ leaseId: held.id, epoch: held.epoch, kind: "scope", question: "How far?" });
-    const asker = serverB.client((await callerAs(database.db, "agent", "other-worker")).token);
+    const asker = serverB.client((await callerAs(database.instance, "agent", "other-worker")).token);
 
     const started = performance.now();
     const open = await asker.attention.wait.query({ id: request.id, timeoutSeconds: 1 });

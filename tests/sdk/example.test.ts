@@ -10,7 +10,7 @@ let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
 });
 afterAll(async () => {
   await server?.close();
@@ -32,12 +32,12 @@ function exampleWorker(token: string): Promise<{ code: number; stdout: string; s
 
 describe("examples/worker.ts", () => {
   it("two example workers drain three items with a dependency, each item once, with a note per item", async () => {
-    const operator = (await callerAs(database.db, "operator")).api;
+    const operator = (await callerAs(database.instance, "operator")).api;
     await operator.workItems.create({ id: "design", title: "Design" });
     await operator.workItems.create({ id: "build", title: "Build", dependsOn: ["design"] });
     await operator.workItems.create({ id: "announce", title: "Announce" });
-    const one = await callerAs(database.db, "agent", "example-1");
-    const two = await callerAs(database.db, "agent", "example-2");
+    const one = await callerAs(database.instance, "agent", "example-1");
+    const two = await callerAs(database.instance, "agent", "example-2");
 
     const [first, second] = await Promise.all([exampleWorker(one.token), exampleWorker(two.token)]);
     expect(first.stderr).toBe("");

@@ -17,9 +17,9 @@ let admin: Awaited<ReturnType<typeof callerAs>>["api"];
 let operator: Awaited<ReturnType<typeof callerAs>>["api"];
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
-  admin = (await callerAs(database.db, "admin")).api;
-  operator = (await callerAs(database.db, "operator")).api;
+  server = await startTestServer(database.instance);
+  admin = (await callerAs(database.instance, "admin")).api;
+  operator = (await callerAs(database.instance, "operator")).api;
 });
 afterAll(async () => {
   await server?.close();

@@ -10,7 +10,7 @@ let database: TestDatabase;
 let server: Awaited<ReturnType<typeof startTestServer>>;
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
+  server = await startTestServer(database.instance);
 });
 afterAll(async () => {
   await server?.close();
@@ -19,12 +19,12 @@ afterAll(async () => {
 
 /** An SDK client for a fresh agent token of `workerId`, recording its requests. */
 async function agentClient(workerId: string, log: RecordedRequest[] = [], hooks: Parameters<typeof recordingFetch>[1] = {}) {
-  const { token } = await callerAs(database.db, "agent", workerId);
+  const { token } = await callerAs(database.instance, "agent", workerId);
   return { token, log, client: createWorkGraphClient({ url: server.url, token, fetch: recordingFetch(log, hooks) }) };
 }
 
 async function operatorApi() {
-  return (await callerAs(database.db, "operator")).api;
+  return (await callerAs(database.instance, "operator")).api;
 }
 
 /** Every event of an item, read straight from the database's log. */
@@ -363,7 +363,7 @@ describe("WorkGraphError", () => {
     await expect(anonymous.workItems.queue.query({})).rejects.toMatchObject({ reason: "UNAUTHENTICATED", code: "UNAUTHORIZED" });
     expect(await anonymous.health.check.query()).toMatchObject({ ok: true, database: "ok" });
 
-    const operator = await callerAs(database.db, "operator");
+    const operator = await callerAs(database.instance, "operator");
     const asOperator = createWorkGraphClient({ url: `${server.url}/api/trpc/`, token: operator.token });
     await expect(asOperator.leases.claim.mutate({})).rejects.toMatchObject({ reason: "FORBIDDEN" });
     await expect(asOperator.workItems.get.query({ id: "no-such-item" })).rejects.toMatchObject({ reason: "NOT_FOUND", detail: { id: "no-such-item" } });
@@ -377,7 +377,7 @@ describe("WorkGraphError", () => {
     const operator = await operatorApi();
     await operator.workItems.create({ id: "wait-parent", title: "Children arrive later" });
     const { client, log } = await agentClient("waiting-worker");
-    const hub = wakeups(database.db);
+    const hub = database.instance.wakeups;
     let claimedAt = 0;
     const run = runWorker({
       client, parentId: "wait-parent", maxItems: 1, handleProcessSignals: false,
@@ -398,7 +398,7 @@ describe("WorkGraphError", () => {
 
   it("stopping aborts a waiting claim at once; stopWhenIdleMs bounds the wait", async () => {
     const { client } = await agentClient("stopping-waiter");
-    const hub = wakeups(database.db);
+    const hub = database.instance.wakeups;
     const stop = new AbortController();
     const waitingBefore = hub.waitingClaims;
     const run = runWorker({ client, parentId: "wait-parent", handleProcessSignals: false, signal: stop.signal, handler: () => undefined });

@@ -22,9 +22,9 @@ let before: Record<string, string>;
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
-  const operator = await callerAs(database.db, "operator");
-  admin = (await callerAs(database.db, "admin")).token;
+  server = await startTestServer(database.instance);
+  const operator = await callerAs(database.instance, "operator");
+  admin = (await callerAs(database.instance, "admin")).token;
   // Something for the reads to find.
   await operator.api.workItems.create({ id: "fuzz-parent", title: "parent" });
   await operator.api.workItems.create({ id: "fuzz-child", title: "child", parentId: "fuzz-parent" });

@@ -22,9 +22,9 @@ beforeEach(() => {
 });
 beforeAll(async () => {
   database = await createTestDatabase();
-  server = await startTestServer(database.db);
-  admin = (await callerAs(database.db, "admin")).token;
-  operator = (await callerAs(database.db, "operator")).token;
+  server = await startTestServer(database.instance);
+  admin = (await callerAs(database.instance, "admin")).token;
+  operator = (await callerAs(database.instance, "operator")).token;
 });
 afterAll(async () => {
   await server.close();
@@ -221,8 +221,8 @@ describe("session cookie (10.5)", () => {
 describe("unexpected errors (10.4)", () => {
   it("answer INTERNAL with a generic message and detail.requestId; the details go only to the server log", async () => {
     const broken = await createTestDatabase();
-    const brokenServer = await startTestServer(broken.db);
-    const token = (await callerAs(broken.db, "operator")).token;
+    const brokenServer = await startTestServer(broken.instance);
+    const token = (await callerAs(broken.instance, "operator")).token;
     const client = await broken.connect();
     await client.query("ALTER TABLE work_items RENAME TO work_items_gone");
     // The server log is pino on stdout (server/log.ts): one JSON line per failure, with the request id.

@@ -18,7 +18,7 @@ const listWithCookie = (server: TestServer, sessionId: string) =>
 
 describe("dashboard sessions", () => {
   it("a session id authenticates as its token's caller; the database stores only its hash", async ({ database, server }) => {
-    const { caller } = await callerAs(database.db, "operator");
+    const { caller } = await callerAs(database.instance, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     expect(sessionId).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(await sessionCaller(database.db, sessionId)).toEqual(caller);
@@ -33,12 +33,12 @@ describe("dashboard sessions", () => {
   });
 
   it("the token itself is not a session: a cookie holding the token is refused", async ({ database, server }) => {
-    const { token } = await callerAs(database.db, "operator");
+    const { token } = await callerAs(database.instance, "operator");
     expect((await listWithCookie(server, token)).status).toBe(401);
   });
 
   it("logout deletes the session: the same cookie, copied anywhere, stops working", async ({ database, server }) => {
-    const { caller } = await callerAs(database.db, "admin");
+    const { caller } = await callerAs(database.instance, "admin");
     const sessionId = await createSession(database.db, caller.tokenId);
     expect((await listWithCookie(server, sessionId)).status).toBe(200);
     await endSession(database.db, sessionId);
@@ -48,7 +48,7 @@ describe("dashboard sessions", () => {
   });
 
   it("expiry is enforced by the database clock", async ({ database, server }) => {
-    const { caller } = await callerAs(database.db, "operator");
+    const { caller } = await callerAs(database.instance, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     const client = await database.connect();
     await client.query("UPDATE dashboard_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour' WHERE token_id = $1", [caller.tokenId]);
@@ -61,9 +61,9 @@ describe("dashboard sessions", () => {
   });
 
   it("revoking the token ends all of its sessions", async ({ database, server }) => {
-    const { caller } = await callerAs(database.db, "operator");
+    const { caller } = await callerAs(database.instance, "operator");
     const sessions = [await createSession(database.db, caller.tokenId), await createSession(database.db, caller.tokenId)];
-    const other = await callerAs(database.db, "operator");
+    const other = await callerAs(database.instance, "operator");
     const untouched = await createSession(database.db, other.caller.tokenId);
     await revokeToken(database.db, caller.tokenId);
     for (const sessionId of sessions) expect((await listWithCookie(server, sessionId)).status).toBe(401);
@@ -74,7 +74,7 @@ describe("dashboard sessions", () => {
   });
 
   it("cookie-authenticated mutations still need the CSRF header", async ({ database, server }) => {
-    const { caller } = await callerAs(database.db, "operator");
+    const { caller } = await callerAs(database.instance, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     const create = { path: "workItems.create", type: "mutation" as const };
     const without = await call(server.url, create, { title: "csrf" }, { cookie: `wg_session=${sessionId}` });

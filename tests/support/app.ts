@@ -1,7 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createTRPCClient, httpLink } from "@trpc/client";
-import type { Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import type { Caller, Role } from "../../server/domain/types";
 import { authenticate, createToken } from "../../server/auth/tokens";
 import { createCaller, type AppRouter } from "../../server/trpc/root";
@@ -9,10 +9,11 @@ import { handleNodeApi } from "../../server/http/node-api";
 import { newRequestId } from "../../server/http/request-id";
 
 /** In-process tRPC caller acting with a freshly minted token of `role`. */
-export async function callerAs(db: Db, role: Role, workerId?: string) {
+export async function callerAs(instance: Instance, role: Role, workerId?: string) {
+  const { db } = instance;
   const { token } = await createToken(db, { role, workerId, label: `test-${role}` });
   const caller = (await authenticate(db, token)) as Caller;
-  return { token, caller, api: createCaller({ db, caller, requestId: newRequestId() }) };
+  return { token, caller, api: createCaller({ instance, db, caller, requestId: newRequestId() }) };
 }
 
 export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
@@ -22,8 +23,8 @@ export type TestClient = ReturnType<typeof createTRPCClient<AppRouter>>;
  * /api/metrics, /api/health/*, without Next) on a random local port and the test's database,
  * for tests that go over HTTP like an agent does.
  */
-export async function startTestServer(db: Db) {
-  const server = http.createServer((req, res) => void handleNodeApi(req, res, db));
+export async function startTestServer(instance: Instance) {
+  const server = http.createServer((req, res) => void handleNodeApi(instance, req, res));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -1,14 +1,20 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject, vi } from "vitest";
-import { createDb, type Db } from "../../server/db";
-import { stopWakeups } from "../../server/realtime/wakeups";
+import type { Db } from "../../server/db";
+import { createInstance, type Instance, type InstanceOptions } from "../../server/instance";
 
 export const adminDatabaseUrl = () => inject("adminDatabaseUrl");
+
+/** An app instance on `url` as the tests build them (a short connection wait: a test database answers at once). */
+export const testInstance = (url: string, options: Partial<InstanceOptions> = {}): Instance =>
+  createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, ...options });
 
 export interface TestDatabase {
   name: string;
   url: string;
+  instance: Instance;
+  /** `instance.db` */
   db: Db;
   /** A raw pg client on the same database, for invariant tests and lock holders. */
   connect(): Promise<pg.Client>;
@@ -24,12 +30,13 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   await vi.waitFor(() => admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`), { timeout: 15_000, interval: 100 });
   await admin.end();
   const url = adminDatabaseUrl().replace(/\/postgres$/, `/${name}`);
-  const db = createDb(url, { poolSize: options.poolSize ?? 30 });
+  const instance = testInstance(url, { poolSize: options.poolSize ?? 30 });
   const clients: pg.Client[] = [];
   return {
     name,
     url,
-    db,
+    instance,
+    db: instance.db,
     async connect() {
       const client = new pg.Client({ connectionString: url });
       await client.connect();
@@ -38,8 +45,7 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
     },
     async close() {
       await Promise.all(clients.map((client) => client.end().catch(() => {})));
-      await stopWakeups(db);
-      await db.$disconnect();
+      await instance.close();
     },
   };
 }

@@ -1,20 +1,18 @@
 import type pg from "pg";
 import { expect, test } from "vitest";
-import { createDb } from "../../server/db";
-import { stopWakeups } from "../../server/realtime/wakeups";
-import { createTestDatabase, type TestDatabase } from "./database";
+import { createTestDatabase, testInstance, type TestDatabase } from "./database";
 import { callerAs, startTestServer } from "./app";
 
 /** Operator + a factory of agents (one token per worker id) on a test database. */
 export async function actors(database: TestDatabase) {
-  const operator = await callerAs(database.db, "operator");
-  const admin = await callerAs(database.db, "admin");
+  const operator = await callerAs(database.instance, "operator");
+  const admin = await callerAs(database.instance, "admin");
   const agents = new Map<string, Awaited<ReturnType<typeof callerAs>>>();
   return {
     operator: operator.api,
     admin: admin.api,
     async agent(workerId: string) {
-      if (!agents.has(workerId)) agents.set(workerId, await callerAs(database.db, "agent", workerId));
+      if (!agents.has(workerId)) agents.set(workerId, await callerAs(database.instance, "agent", workerId));
       return agents.get(workerId)!.api;
     },
   };
@@ -41,28 +39,26 @@ export function databaseTest(options: { poolSize?: number; scope?: "file" | "tes
     .extend("sql", scope, ({ database }) => database.connect()) // closed with the database
     .extend("people", scope, ({ database }) => actors(database))
     .extend("server", scope, async ({ database }, { onCleanup }) => {
-      const server = await startTestServer(database.db);
+      const server = await startTestServer(database.instance);
       onCleanup(() => server.close());
       return server;
     });
 }
 
 /**
- * `databaseTest` plus instance B: a second client on the same database with its own listener
- * (`dbB`) and HTTP server (`serverB`), so a wake-up has to travel through PostgreSQL.
+ * `databaseTest` plus instance B: a second instance on the same database with its own listener
+ * (`instanceB`, its client `dbB`) and HTTP server (`serverB`), so a wake-up has to travel through PostgreSQL.
  */
 export function twoInstanceTest() {
   return databaseTest()
-    .extend("dbB", { scope: "file" }, ({ database }, { onCleanup }) => {
-      const db = createDb(database.url, { poolSize: 5 });
-      onCleanup(async () => {
-        await stopWakeups(db);
-        await db.$disconnect();
-      });
-      return db;
+    .extend("instanceB", { scope: "file" }, ({ database }, { onCleanup }) => {
+      const instance = testInstance(database.url, { poolSize: 5 });
+      onCleanup(() => instance.close());
+      return instance;
     })
-    .extend("serverB", { scope: "file" }, async ({ dbB }, { onCleanup }) => {
-      const server = await startTestServer(dbB);
+    .extend("dbB", { scope: "file" }, ({ instanceB }) => instanceB.db)
+    .extend("serverB", { scope: "file" }, async ({ instanceB }, { onCleanup }) => {
+      const server = await startTestServer(instanceB);
       onCleanup(() => server.close());
       return server;
     });

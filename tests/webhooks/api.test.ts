@@ -10,10 +10,10 @@ const webhookCount = async (sql: pg.Client) => (await sql.query<{ n: number }>("
 
 describe("webhooks API", () => {
   it("is for admins only: agents and operators get FORBIDDEN for every procedure", async ({ database }) => {
-    const admin = await callerAs(database.db, "admin");
+    const admin = await callerAs(database.instance, "admin");
     const hook = await admin.api.webhooks.create({ url: "https://example.com/hook" });
     for (const [role, workerId] of [["agent", "a-1"], ["operator", undefined]] as const) {
-      const { api } = await callerAs(database.db, role, workerId);
+      const { api } = await callerAs(database.instance, role, workerId);
       for (const call of [
         api.webhooks.create({ url: "https://example.com/other" }),
         api.webhooks.list(),
@@ -29,7 +29,7 @@ describe("webhooks API", () => {
   });
 
   it("refuses bad URLs and event patterns over HTTP with VALIDATION (400), creating nothing", async ({ database, server, sql }) => {
-    const { token } = await callerAs(database.db, "admin");
+    const { token } = await callerAs(database.instance, "admin");
     const client = server.client(token);
     const before = await webhookCount(sql);
     for (const input of [
@@ -55,7 +55,7 @@ describe("webhooks API", () => {
   });
 
   it("shows the secret once, keeps it only encrypted, and answers the documented shapes", async ({ database, sql, server }) => {
-    const { token } = await callerAs(database.db, "admin");
+    const { token } = await callerAs(database.instance, "admin");
     const client = server.client(token);
     const created = await client.webhooks.create.mutate({ url: "http://127.0.0.1:9/slack", events: ["attention.*", "lease.ended"], format: "slack", label: "team channel" });
     expect(created).toEqual({

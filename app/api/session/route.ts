@@ -2,7 +2,7 @@ import { NextResponse } from "next/server";
 import { createSession, endSession, SESSION_SECONDS, sessionCaller } from "@/server/auth/sessions";
 import { authenticate } from "@/server/auth/tokens";
 import { noteDatabaseUp } from "@/server/database/availability";
-import { getDb } from "@/server/db";
+import { nextInstance } from "@/app/_lib/instance";
 import { readBoundedBody } from "@/server/http/body";
 import { failureResponse } from "@/server/http/unavailable";
 import { CSRF_HEADER } from "@/server/domain/contract";
@@ -58,7 +58,7 @@ async function logIn(request: Request): Promise<NextResponse> {
   const token = typeof body?.token === "string" ? body.token.trim() : "";
   if (!token) return json(400, { reason: "VALIDATION", message: "Paste a token to log in." });
   if (token.length > 500) return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid." });
-  const caller = await authenticate(getDb(), token);
+  const caller = await authenticate(nextInstance().db, token);
   noteDatabaseUp();
   if (!caller) {
     return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid: it is unknown or has been revoked." });
@@ -69,7 +69,7 @@ async function logIn(request: Request): Promise<NextResponse> {
       message: `That is an agent token (worker ${caller.workerId}). The dashboard is for people: use an operator or admin token.`,
     });
   }
-  const sessionId = await createSession(getDb(), caller.tokenId);
+  const sessionId = await createSession(nextInstance().db, caller.tokenId);
   const response = json(200, { role: caller.role, actor: caller.actor });
   response.cookies.set(SESSION_COOKIE, sessionId, {
     httpOnly: true,
@@ -94,8 +94,8 @@ export async function DELETE(request: Request) {
 
 async function logOut(request: Request): Promise<NextResponse> {
   const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
-  const caller = sessionId ? await sessionCaller(getDb(), sessionId) : null;
-  if (sessionId) await endSession(getDb(), sessionId);
+  const caller = sessionId ? await sessionCaller(nextInstance().db, sessionId) : null;
+  if (sessionId) await endSession(nextInstance().db, sessionId);
   const provider = caller?.person ? await oidcProvider() : null;
   const redirect = provider?.status === "ready" ? endSessionUrl(provider.configuration) : "/login";
   const response = json(200, { ok: true, redirect });

@@ -42,5 +42,5 @@ export const attentionRouter = router({
 
   wait: authedProcedure
     .input(z.object({ id: uuid, timeoutSeconds: z.number().min(1).max(60).default(30) }))
-    .query(({ ctx, input, signal }) => waitForAttention(ctx.db, ctx.caller, input.id, input.timeoutSeconds, signal)),
+    .query(({ ctx, input, signal }) => waitForAttention(ctx.instance, ctx.caller, input.id, input.timeoutSeconds, signal)),
 });

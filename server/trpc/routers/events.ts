@@ -42,7 +42,7 @@ export const eventsRouter = router({
         }
         checkedAt = performance.now();
       };
-      const events = await openEventStream(ctx.db, ctx.caller, { ...input, after }, signal, authorize);
+      const events = await openEventStream(ctx.instance, ctx.caller, { ...input, after }, signal, authorize);
       return (async function* () {
         for await (const event of events) yield tracked(String(event.sequence), event);
       })();

@@ -28,7 +28,7 @@ export const leasesRouter = router({
     }).default({ durationSeconds: 900, waitSeconds: 0 }))
     .mutation(({ ctx, input, signal }) => {
       const { workerId: requested, waitSeconds: wait, ...rest } = withKey(input);
-      return claimWaiting(ctx.db, ctx.caller, claimingWorker(ctx.caller, requested), rest, wait, signal);
+      return claimWaiting(ctx.instance, ctx.caller, claimingWorker(ctx.caller, requested), rest, wait, signal);
     }),
 
   renew: agent

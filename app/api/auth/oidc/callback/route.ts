@@ -3,7 +3,7 @@ import { isHttps } from "@/app/_lib/https";
 import { finishSignIn, oidcProvider, STATE_COOKIE } from "@/server/auth/oidc";
 import { createPersonSession, SESSION_SECONDS } from "@/server/auth/sessions";
 import { publicUrl } from "@/server/config";
-import { getDb } from "@/server/db";
+import { nextInstance } from "@/app/_lib/instance";
 import { failureResponse } from "@/server/http/unavailable";
 import { cookieValue, SESSION_COOKIE } from "@/server/trpc/init";
 
@@ -21,10 +21,10 @@ async function callback(request: Request): Promise<NextResponse> {
   const provider = await oidcProvider();
   if (provider.status !== "ready") return NextResponse.redirect(`${publicUrl()}/login`, 303);
   const url = new URL(request.url);
-  const result = await finishSignIn(getDb(), provider.configuration, url, cookieValue(request.headers.get("cookie"), STATE_COOKIE));
+  const result = await finishSignIn(nextInstance().db, provider.configuration, url, cookieValue(request.headers.get("cookie"), STATE_COOKIE));
   let response: NextResponse;
   if (result.ok) {
-    const sessionId = await createPersonSession(getDb(), result.person.id);
+    const sessionId = await createPersonSession(nextInstance().db, result.person.id);
     // A page, not a redirect: the session cookie is SameSite=strict, and a redirect that follows the
     // provider's cross-site one would still count as cross-site and arrive without it.
     response = new NextResponse(

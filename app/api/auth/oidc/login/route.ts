@@ -2,7 +2,7 @@ import { NextResponse } from "next/server";
 import { isHttps } from "@/app/_lib/https";
 import { beginSignIn, oidcProvider, SIGN_IN_SECONDS, STATE_COOKIE } from "@/server/auth/oidc";
 import { publicUrl } from "@/server/config";
-import { getDb } from "@/server/db";
+import { nextInstance } from "@/app/_lib/instance";
 import { failureResponse } from "@/server/http/unavailable";
 
 export const dynamic = "force-dynamic";
@@ -15,7 +15,7 @@ export async function GET(request: Request) {
 async function signIn(request: Request): Promise<NextResponse> {
   const provider = await oidcProvider();
   if (provider.status !== "ready") return NextResponse.redirect(`${publicUrl()}/login`, 303);
-  const { url, state } = await beginSignIn(getDb(), provider.configuration);
+  const { url, state } = await beginSignIn(nextInstance().db, provider.configuration);
   const response = NextResponse.redirect(url, 303);
   // Lax, not strict: the provider's redirect back to the callback is a cross-site navigation.
   response.cookies.set(STATE_COOKIE, state, {

@@ -1,4 +1,4 @@
-import { getDb } from "@/server/db";
+import { nextInstance } from "@/app/_lib/instance";
 import { readBoundedBody } from "@/server/http/body";
 import { handleGithubWebhook } from "@/server/github/webhook";
 import { toFetchResponse } from "@/server/trpc/http";
@@ -6,4 +6,4 @@ import { toFetchResponse } from "@/server/trpc/http";
 export const dynamic = "force-dynamic";
 
 export const POST = async (request: Request) =>
-  toFetchResponse(await handleGithubWebhook(getDb(), { method: request.method, headers: request.headers, readBody: (limit) => readBoundedBody(request, limit) }));
+  toFetchResponse(await handleGithubWebhook(nextInstance().db, { method: request.method, headers: request.headers, readBody: (limit) => readBoundedBody(request, limit) }));
