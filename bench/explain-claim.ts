@@ -4,7 +4,7 @@
  * with the queue policy of bench/support.ts ROUTING. BENCHMARKS.md quotes its output.
  */
 import { Prisma } from "../server/generated/prisma/client";
-import { createDb } from "../server/db";
+import { createInstance } from "../server/instance";
 import { migrateDeploy } from "../server/database/migrate";
 import { QUEUE_ORDER, UNLEASED_READY_SQL } from "../server/domain/readiness";
 import { ROUTED } from "../server/domain/routing";
@@ -18,7 +18,8 @@ try {
     const url = await createDatabase(server.adminUrl, routed ? "bench_explain_routed" : "bench_explain");
     await migrateDeploy(url);
     await buildGraph(url, items, { routed });
-    const db = createDb(url, { poolSize: 1 });
+    const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 1 });
+    const db = dbInstance.db;
     const probe = (routing: Parameters<typeof ROUTED>[0]) => Prisma.sql`
       SELECT w.id FROM work_items w WHERE ${Prisma.raw(UNLEASED_READY_SQL)} AND ${ROUTED(routing)} ORDER BY ${QUEUE_ORDER} LIMIT 1 FOR UPDATE SKIP LOCKED`;
     const explain = async (title: string, routing: Parameters<typeof ROUTED>[0]) => {
@@ -31,7 +32,7 @@ try {
       await explain(`${items} items routed, ${half.length} capabilities, every project`, { projects: [], capabilities: half });
       await explain(`${items} items routed, ${half.length} capabilities, project p1`, { projects: [], projectId: "p1", capabilities: half });
     }
-    await db.$disconnect();
+    await dbInstance.close();
   }
 } finally {
   await server.stop();

@@ -5,7 +5,7 @@
  * (fresh refs each run), the same plan as a dry run, and a re-run that finds every item by
  * externalId and creates nothing.
  */
-import { createDb } from "../server/db";
+import { createInstance } from "../server/instance";
 import type { Caller } from "../server/domain/types";
 import type { ImportItem } from "../server/domain/import-plan";
 import { importWorkItems } from "../server/operations/import";
@@ -46,7 +46,8 @@ export function benchPlan(tag: string, items: number, dependencies: number, exis
 export async function importBenchmark(url: string, options: { items: number; dependencies: number; runs: number }): Promise<ImportResult> {
   await insertReady(url, "existing-", 10_000);
   const existing = Array.from({ length: 100 }, (_, n) => `existing-${n * 97 + 1}`);
-  const db = createDb(url, { poolSize: 2 });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 2 });
+  const db = dbInstance.db;
   try {
     const time = async (plan: ImportItem[], dryRun = false) => {
       const started = performance.now();
@@ -65,7 +66,7 @@ export async function importBenchmark(url: string, options: { items: number; dep
     log(`import of ${options.items} items, ${options.dependencies} dependencies: median ${median(importMs).toFixed(0)} ms (${importMs.map((ms) => ms.toFixed(0)).join(", ")}); dry run ${dry.ms.toFixed(0)} ms; re-run ${rerun.ms.toFixed(0)} ms`);
     return { ...options, importMs, dryRunMs: dry.ms, rerunMs: rerun.ms };
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 

@@ -3,7 +3,7 @@
  * cache window) on a graph of `items` open items, and dashboard.activity for each range over
  * `events` events spread over the last 90 days.
  */
-import { createDb } from "../server/db";
+import { createInstance } from "../server/instance";
 import { renderMetrics } from "../server/metrics";
 import { ACTIVITY_RANGES, activity, type ActivityRange } from "../server/queries/activity";
 import { buildGraph, percentile, sql } from "./support";
@@ -69,7 +69,8 @@ export async function observability(url: string, items: number, events: number, 
     const { bucketSeconds, buckets } = ACTIVITY_RANGES[range];
     eventsPerRange[range] = Number((await sql(url, "SELECT count(*) AS n FROM events WHERE created_at >= now() - make_interval(secs => $1)", [bucketSeconds * buckets])).rows[0].n);
   }
-  const db = createDb(url, { poolSize: 4 });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 4 });
+  const db = dbInstance.db;
   try {
     process.env.WORK_GRAPH_METRICS_CACHE_MS = "0";
     await timed(5, () => renderMetrics(db)); // warm-up: connections, prepared statements
@@ -97,7 +98,7 @@ export async function observability(url: string, items: number, events: number, 
       activity: latency,
     };
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 

@@ -26,7 +26,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type Pg from "pg";
-import { createDb, type Db } from "../server/db";
+import type { Db } from "../server/db";
+import { createInstance } from "../server/instance";
 import { migrateDeploy } from "../server/database/migrate";
 import { claim } from "../server/operations/claim";
 import { release } from "../server/operations/finish";
@@ -252,7 +253,8 @@ async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle
     const name = `bench_profile_${index}`;
     const url = await createDatabase(server.adminUrl, name, "bench_profile_template");
     // Named statements, as `npm start` uses them on its embedded PostgreSQL.
-    const db = createDb(url, { poolSize: CPU_WORKERS, namedStatements: true, hotPathThroughPrisma: variant.throughPrisma });
+    const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: CPU_WORKERS, namedStatements: true, hotPathThroughPrisma: variant.throughPrisma });
+    const db = dbInstance.db;
     const pool = new pg.Pool({ connectionString: url, max: CPU_WORKERS, ...(variant.generic ? { options: "-c plan_cache_mode=force_generic_plan" } : {}) });
     pool.on("error", () => {});
     try {
@@ -271,7 +273,7 @@ async function cpuSection(out: Out, server: BenchServer, captured: CapturedCycle
       );
       out(`| ${variant.name} | ${lat.claimP50.toFixed(2)} | ${lat.releaseP50.toFixed(2)} | ${cpu.rate.toFixed(0)} | ${cpu.appMs.toFixed(2)} | ${cpu.postgresMs?.toFixed(2) ?? "n/a"} |`);
     } finally {
-      await db.$disconnect();
+      await dbInstance.close();
       await pool.end();
       await dropDatabase(server.adminUrl, name);
     }
@@ -337,10 +339,11 @@ async function commitSection(out: Out, server: BenchServer, captured: CapturedCy
 async function explainSection(out: Out, server: BenchServer, n: number) {
   const url = await createDatabase(server.adminUrl, "bench_profile_graph", "bench_profile_base");
   const graph = await buildGraph(url, n);
-  const db = createDb(url, { poolSize: 2 });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 2 });
+  const db = dbInstance.db;
   await captureCycle(db); // the statements as a running server sends them
   const statements = await captureCycle(db);
-  await db.$disconnect();
+  await dbInstance.close();
   out();
   out(`## EXPLAIN ANALYZE at ${graph.open.toLocaleString("en")} open items (${graph.leased.toLocaleString("en")} leased, at the head of the queue)`);
   const client = new pg.Client({ connectionString: url });
@@ -394,10 +397,11 @@ async function main() {
     out();
     out(`${os.cpus().length} × ${os.cpus()[0]?.model ?? "?"}, Node ${process.version}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" / ")}. Server: ${server.settings}`);
     const captureUrl = await createDatabase(server.adminUrl, "bench_profile_capture", "bench_profile_template");
-    const captureDb = createDb(captureUrl, { poolSize: 2, namedStatements: true });
+    const captureDbInstance = createInstance({ databaseUrl: captureUrl, connectTimeoutMs: 5_000, poolSize: 2, namedStatements: true });
+    const captureDb = captureDbInstance.db;
     await captureCycle(captureDb); // first call: connection set-up and statement preparation
     const captured = await captureCycle(captureDb);
-    await captureDb.$disconnect();
+    await captureDbInstance.close();
     if (sections.has("statements")) statementsSection(out, captured);
     if (sections.has("cpu")) await cpuSection(out, server, captured);
     if (sections.has("commit")) await commitSection(out, server, captured);

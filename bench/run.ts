@@ -11,7 +11,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createToken } from "../server/auth/tokens";
-import { createDb } from "../server/db";
+import type { Db } from "../server/db";
+import { createInstance, type Instance } from "../server/instance";
 import { freePort } from "../server/database/embedded";
 import { migrateDeploy } from "../server/database/migrate";
 import { claim, type ClaimInput } from "../server/operations/claim";
@@ -106,7 +107,8 @@ async function windows(workers: number, prepare: (run: number) => Promise<void>,
 const supply = (workers: number, perSecond: number) => Math.ceil(workers * 20 + ((config.windowMs + config.warmupMs) / 1000) * perSecond * 1.5);
 
 async function serviceThroughput(url: string, workers: number, namedStatements = true): Promise<Measurement> {
-  const db = createDb(url, { poolSize: workers, namedStatements });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: workers, namedStatements });
+  const db = dbInstance.db;
   try {
     return await windows(
       workers,
@@ -120,7 +122,7 @@ async function serviceThroughput(url: string, workers: number, namedStatements =
       },
     );
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 
@@ -132,8 +134,8 @@ interface ApiServer {
 }
 
 /** The tRPC handler behind a node:http server in this process, as in the tests. */
-async function inProcessServer(db: ReturnType<typeof createDb>): Promise<ApiServer> {
-  const server = await startTestServer(db);
+async function inProcessServer(instance: Instance): Promise<ApiServer> {
+  const server = await startTestServer(instance);
   return {
     url: server.url,
     cpuMs: () => {
@@ -188,8 +190,9 @@ async function npmStartServer(databaseUrl: string): Promise<ApiServer> {
  * server's; the clients' CPU is reported apart.
  */
 async function httpThroughput(url: string, workers: number, via: "handler" | "npm start" | "2 npm start"): Promise<Measurement> {
-  const db = createDb(url, { poolSize: workers, namedStatements: true });
-  const servers = via === "handler" ? [await inProcessServer(db)] : await Promise.all(Array.from({ length: via === "2 npm start" ? 2 : 1 }, () => npmStartServer(url)));
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: workers, namedStatements: true });
+  const db = dbInstance.db;
+  const servers = via === "handler" ? [await inProcessServer(dbInstance)] : await Promise.all(Array.from({ length: via === "2 npm start" ? 2 : 1 }, () => npmStartServer(url)));
   const server: ApiServer = {
     url: servers.map((one) => one.url).join(","),
     cpuMs: () => servers.reduce((sum, one) => sum + one.cpuMs(), 0),
@@ -255,7 +258,7 @@ async function httpThroughput(url: string, workers: number, via: "handler" | "np
     }
   } finally {
     await server.close();
-    await db.$disconnect();
+    await dbInstance.close();
   }
   return {
     perSecond: median(rates),
@@ -373,7 +376,8 @@ interface ScaleResult {
 /** Next-claim and release latency (one worker, one after the other) and dashboard.summary, on a graph of `n` open items. */
 async function scale(url: string, n: number): Promise<ScaleResult> {
   const graph = await buildGraph(url, n);
-  const db = createDb(url, { poolSize: 4, namedStatements: true });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 4, namedStatements: true });
+  const db = dbInstance.db;
   try {
     const { claimMs, releaseMs } = await claimReleaseLatency(db, agent("scale"), {});
     const summaryMs: number[] = [];
@@ -394,12 +398,12 @@ async function scale(url: string, n: number): Promise<ScaleResult> {
       summaryP50: percentile(summaryMs, 50), summaryP99: percentile(summaryMs, 99),
     };
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 
 /** Next-claim then release, one after the other, config.samples times after a warm-up (connection, prepared statements, caches). */
-async function claimReleaseLatency(db: ReturnType<typeof createDb>, caller: Caller, route: Pick<ClaimInput, "projectId" | "capabilities">) {
+async function claimReleaseLatency(db: Db, caller: Caller, route: Pick<ClaimInput, "projectId" | "capabilities">) {
   const claimMs: number[] = [];
   const releaseMs: number[] = [];
   for (let i = 0; i < 5 + config.samples; i++) {
@@ -440,14 +444,15 @@ async function statementsCost(url: string, n: number, throughputUrl: () => Promi
   };
   for (let round = 0; round < rounds; round++) {
     for (const mode of ["named", "unnamed"] as const) {
-      const db = createDb(url, { poolSize: 4, namedStatements: mode === "named" });
+      const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 4, namedStatements: mode === "named" });
+      const db = dbInstance.db;
       try {
         const { claimMs, releaseMs } = await claimReleaseLatency(db, agent(`statements-${mode}`), {});
         samples[mode].claim.push(...claimMs);
         samples[mode].release.push(...releaseMs);
         samples[mode].cycle.push(...claimMs.map((ms, i) => ms + releaseMs[i]!));
       } finally {
-        await db.$disconnect();
+        await dbInstance.close();
       }
       const rate = (await serviceThroughput(await throughputUrl(), STATEMENTS_WORKERS, mode === "named")).perSecond;
       if (rate !== null) samples[mode].rates.push(rate);
@@ -484,7 +489,8 @@ async function routedScale(url: string, n: number): Promise<RoutedScaleResult[]>
     { route: `${half.length} of ${ROUTING.capabilities} capabilities, every project`, input: { capabilities: half }, capabilities: half },
     { route: `${half.length} of ${ROUTING.capabilities} capabilities, one of ${ROUTING.projects} projects`, input: { capabilities: half, projectId: "p1" }, capabilities: half },
   ];
-  const db = createDb(url, { poolSize: 4, namedStatements: true });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 4, namedStatements: true });
+  const db = dbInstance.db;
   try {
     const results: RoutedScaleResult[] = [];
     for (const { route, input, capabilities } of routes) {
@@ -493,12 +499,12 @@ async function routedScale(url: string, n: number): Promise<RoutedScaleResult[]>
     }
     return results;
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 
 /** Every read the dashboard's pages make (as their components call them), p50 over the samples. */
-async function dashboardReads(db: ReturnType<typeof createDb>): Promise<Record<string, number>> {
+async function dashboardReads(db: Db): Promise<Record<string, number>> {
   const [busiest] = await db.$queryRaw<{ id: string }[]>`SELECT work_item_id AS id FROM events GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`;
   const itemId = busiest?.id ?? "ready-1";
   const reads: Record<string, () => Promise<unknown>> = {
@@ -550,7 +556,8 @@ async function cascade(url: string, n: number): Promise<CascadeResult> {
     UPDATE work_items SET status = 'released' WHERE id = 'cascade-c1';
     UPDATE work_items SET open_child_count = open_child_count - 1 WHERE id = 'cascade-root';
     ANALYZE work_items;`);
-  const db = createDb(url, { poolSize: 2, namedStatements: true });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 2, namedStatements: true });
+  const db = dbInstance.db;
   try {
     const operator = { tokenId: "bench-operator", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
     const started = performance.now();
@@ -559,7 +566,7 @@ async function cascade(url: string, n: number): Promise<CascadeResult> {
     const { rows } = await sql(url, "SELECT count(*)::int AS n FROM work_items WHERE id LIKE 'cascade-%' AND status = 'cancelled'");
     return { descendants: n, ms, cancelled: rows[0].n };
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 
@@ -580,7 +587,8 @@ interface FanoutResult {
  */
 async function fanout(url: string): Promise<FanoutResult> {
   await buildGraph(url, smoke ? 1_000 : 10_000);
-  const db = createDb(url, { poolSize: 2, namedStatements: true });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 2, namedStatements: true });
+  const db = dbInstance.db;
   const caller = agent("fanout");
   const runs: number[] = [];
   let readyAfter = Infinity;
@@ -604,7 +612,7 @@ async function fanout(url: string): Promise<FanoutResult> {
       claimableAfter = Math.min(claimableAfter, rows[0].claimable);
     }
   } finally {
-    await db.$disconnect();
+    await dbInstance.close();
   }
   return { dependents: config.dependents, releaseMs: median(runs), runs, readyAfter, claimableAfter };
 }

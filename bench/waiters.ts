@@ -11,9 +11,8 @@ import path from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { createToken } from "../server/auth/tokens";
-import { createDb } from "../server/db";
+import { createInstance } from "../server/instance";
 import { createWorkItem } from "../server/operations/create";
-import { stopWakeups, wakeups } from "../server/realtime/wakeups";
 import { startTestServer } from "../tests/support/app";
 import { benchDir, log, median, percentile, sql } from "./support";
 
@@ -51,9 +50,10 @@ async function until(condition: () => boolean, what: string, timeoutMs = 120_000
 const stats = (values: number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99), max: Math.max(...values) });
 
 export async function waiterBenchmark(url: string, options: { waiters: number; singles: number }): Promise<WaiterResult> {
-  const db = createDb(url, { poolSize: 20 });
-  const server = await startTestServer(db);
-  const hub = wakeups(db);
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 20 });
+  const db = dbInstance.db;
+  const server = await startTestServer(dbInstance);
+  const hub = dbInstance.wakeups;
   const dbName = new URL(url).pathname.slice(1);
   const connections = async () =>
     Number((await sql(url, "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'", [dbName])).rows[0].count) - 1;
@@ -131,8 +131,7 @@ export async function waiterBenchmark(url: string, options: { waiters: number; s
     };
   } finally {
     await server.close();
-    await stopWakeups(db);
-    await db.$disconnect();
+    await dbInstance.close();
   }
 }
 

@@ -8,7 +8,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { createDb } from "../server/db";
+import { createInstance } from "../server/instance";
 import { createWorkItem } from "../server/operations/create";
 import { createWebhook } from "../server/operations/webhooks";
 import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
@@ -42,7 +42,8 @@ export async function webhookLatency(url: string, options: { eventsPerSecond: nu
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  const db = createDb(url, { poolSize: 16 });
+  const dbInstance = createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, poolSize: 16 });
+  const db = dbInstance.db;
   const dispatcher = startWebhookDispatcher(db, { publicUrl: "http://localhost:3000" });
   const caller = { tokenId: "bench", role: "operator" as const, workerId: null, actor: "operator:bench", projects: [], capabilities: [] };
   try {
@@ -79,7 +80,7 @@ export async function webhookLatency(url: string, options: { eventsPerSecond: nu
     };
   } finally {
     await dispatcher.stop();
-    await db.$disconnect();
+    await dbInstance.close();
     receiver.closeAllConnections();
     await new Promise((resolve) => receiver.close(resolve));
   }

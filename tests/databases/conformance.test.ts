@@ -5,13 +5,12 @@ import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDb, type Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import { hasPendingMigrations, migrateDeploy } from "../../server/database/migrate";
 import { refuseUnsupportedServer } from "../../server/database/server-version";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
 import { callerAs, startTestServer, type TestServer } from "../support/app";
-import { createTestDatabase } from "../support/database";
+import { createTestDatabase, testInstance } from "../support/database";
 import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
 import { openSse } from "../support/sse";
 import { missingBinaries, startPgBouncer, startPostgres15, type PgBouncer, type Postgres15 } from "./support";
@@ -81,12 +80,12 @@ const latestSequence = async (sql: pg.Client) => Number((await sql.query("SELECT
 
 describe.skipIf(skip).each(TOPOLOGIES)("%s", (_name, topology) => {
   let setup: Topology;
-  let dbA: Db;
-  let dbB: Db;
+  let dbA: Instance;
+  let dbB: Instance;
   let serverB: TestServer;
   let sql: pg.Client;
   const instance = (namedStatements: boolean) =>
-    createDb(setup.url, { poolSize: 4, statementTimeoutMs: STATEMENT_TIMEOUT_MS, namedStatements, directConnectionString: setup.directUrl });
+    testInstance(setup.url, { poolSize: 4, statementTimeoutMs: STATEMENT_TIMEOUT_MS, namedStatements, directConnectionString: setup.directUrl });
 
   beforeAll(async () => {
     setup = await topology();
@@ -99,10 +98,7 @@ describe.skipIf(skip).each(TOPOLOGIES)("%s", (_name, topology) => {
   afterAll(async () => {
     await sql?.end();
     await serverB?.close();
-    for (const db of [dbA, dbB]) {
-      await stopWakeups(db);
-      await db.$disconnect();
-    }
+    for (const instance of [dbA, dbB]) await instance?.close();
     await setup?.close();
   });
 
@@ -128,7 +124,7 @@ describe.skipIf(skip).each(TOPOLOGIES)("%s", (_name, topology) => {
     await operator.workItems.create({ id: "fenced", title: "Fenced" });
     const first = (await agentA.leases.claim({ workItemId: "fenced", durationSeconds: 1 }))!;
     await waitUntilDatabaseTime(sql, first.lease.expiresAt);
-    expect(await sweepExpiredLeases(dbA)).toBe(1);
+    expect(await sweepExpiredLeases(dbA.db)).toBe(1);
     expect((await operator.leases.get({ leaseId: first.lease.id })).outcome).toBe("expired");
     const second = (await agentB.leases.claim({ workItemId: "fenced", durationSeconds: 60 }))!;
     expect(second.lease.epoch).toBe(2);
@@ -144,7 +140,7 @@ describe.skipIf(skip).each(TOPOLOGIES)("%s", (_name, topology) => {
 
   it("a waiting claim on instance B is woken by an item created on instance A", async () => {
     const { operator, agentB } = await people("wait");
-    const hubB = wakeups(dbB);
+    const hubB = dbB.wakeups;
     const before = hubB.waitingClaims;
     const waiting = agentB.leases.claim({ waitSeconds: 30, durationSeconds: 60 });
     await expect.poll(() => hubB.waitingClaims).toBe(before + 1);
@@ -222,15 +218,14 @@ describe.skipIf(skip)("PostgreSQL 15 for operators", () => {
       return rows[0];
     };
     expect(await count(restored)).toEqual(await count(source));
-    const db = createDb(restored, { poolSize: 2 });
+    const db = testInstance(restored, { poolSize: 2 });
     try {
       const operator = (await callerAs(db, "operator")).api;
       const agent = (await callerAs(db, "agent", "after-restore")).api;
       await operator.workItems.create({ id: "after-restore", title: "After the restore" });
       expect((await agent.leases.claim({ workItemId: "after-restore", durationSeconds: 60 }))?.lease.epoch).toBe(1);
     } finally {
-      await stopWakeups(db);
-      await db.$disconnect();
+      await db.close();
     }
   });
 });

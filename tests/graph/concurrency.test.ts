@@ -1,16 +1,16 @@
 import { describe, expect } from "vitest";
-import { createDb } from "../../server/db";
 import { addDependency } from "../../server/operations/dependencies";
 import { callerAs } from "../support/app";
 import { graphTest } from "./support";
 import { lockWaiters } from "../support/fixtures";
+import { testInstance } from "../support/database";
 
 const it = graphTest({ poolSize: 10, scope: "file", continuity: true })
   // A second, independent client: its own pool, so the two racers use different connections.
   .extend("second", { scope: "file" }, ({ database }, { onCleanup }) => {
-    const db = createDb(database.url, { poolSize: 4 });
-    onCleanup(() => db.$disconnect());
-    return db;
+    const instance = testInstance(database.url, { poolSize: 4 });
+    onCleanup(() => instance.close());
+    return instance.db;
   })
   .extend("operatorCaller", { scope: "file" }, async ({ database }) => (await callerAs(database.instance, "operator")).caller);
 

@@ -184,7 +184,7 @@ describe("workItems.import", () => {
     await people.admin.projects.create({ id: "imp-mine", name: "Mine" });
     await people.admin.projects.create({ id: "imp-other", name: "Other" });
     await people.operator.workItems.create({ id: "hidden-item", title: "Hidden", projectId: "imp-other" });
-    const scoped = await scopedCaller(database.db, people, { role: "operator", projects: ["imp-mine"] });
+    const scoped = await scopedCaller(database.instance, people, { role: "operator", projects: ["imp-mine"] });
     const before = await counts(sql);
     expect(await refusal(scoped.workItems.import({ projectId: "imp-other", items: [{ ref: "x", title: "X" }] }))).toMatchObject({ reason: "FORBIDDEN" });
     expect(await refusal(scoped.workItems.import({ projectId: "imp-mine", items: [{ ref: "x", title: "X" }, { ref: "y", title: "Y", dependsOn: ["hidden-item"] }] })))

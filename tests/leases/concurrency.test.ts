@@ -1,9 +1,9 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
-import { createDb } from "../../server/db";
 import { startTestServer } from "../support/app";
 import { insertReadyItems, databaseTest, lockWaiters } from "../support/fixtures";
+import { testInstance } from "../support/database";
 
 const it = databaseTest({ poolSize: 40 });
 
@@ -19,7 +19,7 @@ async function connectionsNamed(monitor: pg.Client, applicationName: string) {
 describe("claims under real concurrency", () => {
   it("50 concurrent claims over HTTP on one ready item: exactly one lease, epoch 1, the others get null", async ({ database, sql: monitor, people }) => {
     // A separate app instance (own pool, tagged connections) so we can see how many connections the race used.
-    const app = createDb(`${database.url}?application_name=claim-race`, { poolSize: 60 });
+    const app = testInstance(`${database.url}?application_name=claim-race`, { poolSize: 60 });
     const server = await startTestServer(app);
     try {
       const { operator } = people;
@@ -58,7 +58,7 @@ describe("claims under real concurrency", () => {
       expect(await connectionsNamed(monitor, "claim-race")).toBeGreaterThanOrEqual(50);
     } finally {
       await server.close();
-      await app.$disconnect();
+      await app.close();
     }
   });
 

@@ -1,9 +1,10 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
 import { Prisma } from "../../server/generated/prisma/client";
-import { createDb, MAX_NAMED_STATEMENTS } from "../../server/db";
+import { MAX_NAMED_STATEMENTS } from "../../server/db";
 import { sweepExpiredReceipts } from "../../server/operations/sweep";
 import { databaseTest } from "../support/fixtures";
+import { testInstance } from "../support/database";
 
 /*
  * Nothing the service keeps grows with the number of calls: idempotency receipts expire after
@@ -61,7 +62,8 @@ describe("idempotency receipts", () => {
 
 describe("prepared statements", () => {
   it("10,000 calls with distinct SQL texts keep each connection's statement cache bounded", async ({ database }) => {
-    const db = createDb(database.url, { poolSize: 1, namedStatements: true });
+    const instance = testInstance(database.url, { poolSize: 1, namedStatements: true });
+    const db = instance.db;
     try {
       for (let i = 0; i < 10_000; i++) {
         // A distinct text per call, half of them a VALUES list that grows with its input.
@@ -72,7 +74,7 @@ describe("prepared statements", () => {
       expect(row!.n).toBeGreaterThan(0);
       expect(row!.n).toBeLessThanOrEqual(MAX_NAMED_STATEMENTS);
     } finally {
-      await db.$disconnect();
+      await instance.close();
     }
   }, 300_000);
 });

@@ -1,9 +1,10 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import { createDb, type Db } from "../../server/db";
+import type { Db } from "../../server/db";
 import type { Lease } from "../../server/domain/types";
 import { startExpirySweeper } from "../../server/operations/sweep";
 import { databaseTest, insertReadyItems, waitUntilDatabaseTime, type Actors } from "../support/fixtures";
+import { testInstance } from "../support/database";
 
 const it = databaseTest();
 
@@ -36,14 +37,14 @@ function countingSweeper(db: Db, intervalMs: number, errors: unknown[]) {
 describe("expiry sweep", () => {
   it("two app instances' sweepers end 150 leases expiring at once within 5 s, each exactly once", async ({ database, sql, people }) => {
     const { ids, leases } = await leaseAllBriefly(sql, people, "sweep", 150, 10);
-    const secondInstance = createDb(database.url, { poolSize: 3 });
+    const secondInstance = testInstance(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
     // The production default interval (WORK_GRAPH_SWEEP_INTERVAL_MS = 1000), two instances; the
     // second starts once the first has swept, so they do not run in step.
     const sweepers = [countingSweeper(database.db, 1_000, errors)];
     try {
       await expect.poll(() => sweepers[0]!.passes).toBeGreaterThan(0);
-      sweepers.push(countingSweeper(secondInstance, 1_000, errors));
+      sweepers.push(countingSweeper(secondInstance.db, 1_000, errors));
       await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
       // Each lease.ended event is checked below to be at most 5 s after its expiry (database clock).
       await expect
@@ -54,7 +55,7 @@ describe("expiry sweep", () => {
       await expect.poll(() => sweepers.every((sweeper, i) => sweeper.passes >= passed[i]! + 2), { timeout: 10_000 }).toBe(true);
     } finally {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
-      await secondInstance.$disconnect();
+      await secondInstance.close();
     }
     expect(errors).toEqual([]);
     const events = await expiredEvents(sql, "sweep");
@@ -74,18 +75,18 @@ describe("expiry sweep", () => {
   it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async ({ database, sql, people }) => {
     const { ids, leases } = await leaseAllBriefly(sql, people, "contest", 60, 6);
     await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
-    const secondInstance = createDb(database.url, { poolSize: 3 });
+    const secondInstance = testInstance(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
     const sweepers = [
       startExpirySweeper(database.db, 5, (error) => errors.push(error)),
-      startExpirySweeper(secondInstance, 5, (error) => errors.push(error)),
+      startExpirySweeper(secondInstance.db, 5, (error) => errors.push(error)),
     ];
     try {
       const rescuers = await Promise.all(Array.from({ length: 6 }, (_, w) => people.agent(`contest-rescuer-${w}`)));
       await Promise.all(ids.map((id, i) => rescuers[i % 6]!.leases.claim({ workItemId: id, durationSeconds: 600 })));
     } finally {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
-      await secondInstance.$disconnect();
+      await secondInstance.close();
     }
     expect(errors).toEqual([]);
     const events = await expiredEvents(sql, "contest");

@@ -185,7 +185,7 @@ describe("tokens.list lastUsedAt", () => {
     expect((await find()).lastUsedAt).toBe(first);
     // Older than a minute: the next use writes it again.
     await sql.query("UPDATE api_tokens SET last_used_at = last_used_at - interval '61 seconds' WHERE label = 'last-used'");
-    forgetAuthenticatedTokens(); // the next call reads the token row again instead of the 1 s cache
+    forgetAuthenticatedTokens(database.db); // the next call reads the token row again instead of the 1 s cache
     await authenticate(database.db, token);
     expect(Date.parse((await find()).lastUsedAt!)).toBeGreaterThan(Date.parse(first!) - 1000);
   });

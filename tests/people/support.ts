@@ -1,6 +1,6 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import { handleNodeApi } from "../../server/http/node-api";
 import * as oidcCallback from "../../app/api/auth/oidc/callback/route";
 import * as oidcLogin from "../../app/api/auth/oidc/login/route";
@@ -27,15 +27,15 @@ async function readBody(req: http.IncomingMessage): Promise<string> {
 
 /**
  * Listens first (the provider needs its URL), serves once `use` gave it the test's database: the
- * API on that client, the route handlers on the process-wide one (getDb, DATABASE_URL).
+ * API on that client, the route handlers on the process-wide one (app/_lib/instance.ts, DATABASE_URL).
  */
 export async function startSignInApp() {
-  let db: Db | null = null;
+  let instance: Instance | null = null;
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     const handler = ROUTES[url.pathname]?.[req.method ?? "GET"];
-    if (!db) return void res.writeHead(503).end("no database yet");
-    if (!handler) return void handleNodeApi(req, res, db);
+    if (!instance) return void res.writeHead(503).end("no database yet");
+    if (!handler) return void handleNodeApi(instance, req, res);
     void (async () => {
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
@@ -56,9 +56,9 @@ export async function startSignInApp() {
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: origin,
-    use(database: { url: string; db: Db }) {
+    use(database: { url: string; instance: Instance }) {
       process.env.DATABASE_URL ??= database.url;
-      db = database.db;
+      instance = database.instance;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -56,7 +56,7 @@ describe("workItems.create fields", () => {
 
   it("decomposition children inherit requires and key and take their own fields", async ({ database, people }) => {
     await people.operator.workItems.create({ id: "dec-parent", title: "Parent", requires: ["browser"], concurrencyKey: "ci" });
-    const agent = await scopedCaller(database.db, people, { role: "agent", workerId: "dec-w", capabilities: ["browser"] });
+    const agent = await scopedCaller(database.instance, people, { role: "agent", workerId: "dec-w", capabilities: ["browser"] });
     const { lease } = (await agent.leases.claim({ workItemId: "dec-parent", durationSeconds: 300 }))!;
     const result = await agent.leases.decompose({
       leaseId: lease.id, epoch: lease.epoch,

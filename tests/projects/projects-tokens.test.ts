@@ -17,7 +17,7 @@ describe("projects", () => {
     expect((await refusal(people.operator.projects.create({ id: "ops", name: "Ops" }))).reason).toBe("FORBIDDEN");
 
     expect((await people.operator.projects.list()).map((p) => p.id)).toEqual(["api", "default", "web"]);
-    const scoped = await scopedCaller(database.db, people, { role: "operator", projects: ["web"] });
+    const scoped = await scopedCaller(database.instance, people, { role: "operator", projects: ["web"] });
     expect(await scoped.projects.list()).toEqual([created]);
   });
 });

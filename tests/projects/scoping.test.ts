@@ -34,7 +34,7 @@ describe("rule 12", () => {
     await worker.leases.note({ leaseId: betaLease.id, epoch: betaLease.epoch, content: "beta secret" });
     const asked = (await worker.leases.claim({ workItemId: "b3", durationSeconds: 600 }))!.lease;
     betaRequestId = (await worker.attention.request({ leaseId: asked.id, epoch: asked.epoch, kind: "decision", question: "Beta?" })).request.id;
-    alphaOperator = await scopedCaller(database.db, people, { role: "operator", projects: ["alpha"] });
+    alphaOperator = await scopedCaller(database.instance, people, { role: "operator", projects: ["alpha"] });
   });
 
   it("a named beta item is NOT_FOUND exactly like a missing id, for reads and writes", async ({ people }) => {
@@ -122,9 +122,9 @@ describe("rule 12", () => {
     expect((await refusal(alphaOperator.workItems.create({ title: "No project" }))).reason).toBe("FORBIDDEN");
     expect(await alphaOperator.workItems.create({ id: "a3", title: "Alpha three", projectId: "alpha" })).toMatchObject({ projectId: "alpha" });
 
-    const alphaAgent = await scopedCaller(database.db, people, { role: "agent", workerId: "w-alpha", projects: ["alpha"] });
+    const alphaAgent = await scopedCaller(database.instance, people, { role: "agent", workerId: "w-alpha", projects: ["alpha"] });
     expect(await alphaAgent.workItems.create({ id: "a-by-agent", title: "By agent" })).toMatchObject({ projectId: "alpha" });
-    const twoProjects = await scopedCaller(database.db, people, { role: "agent", workerId: "w-two", projects: ["alpha", "beta"] });
+    const twoProjects = await scopedCaller(database.instance, people, { role: "agent", workerId: "w-two", projects: ["alpha", "beta"] });
     expect((await refusal(twoProjects.workItems.create({ title: "Where?" }))).reason).toBe("FORBIDDEN");
     expect(await (await people.agent("w-any")).workItems.create({ id: "unscoped-agent", title: "Any" })).toMatchObject({ projectId: "default" });
 
@@ -134,7 +134,7 @@ describe("rule 12", () => {
 
   it("lease-bound writes by a scoped token on a beta lease are refused as an unknown lease and change nothing", async ({ database, people }) => {
     // Same worker id as the lease's holder, but its token only sees alpha.
-    const scoped = await scopedCaller(database.db, people, { role: "agent", workerId: "w-beta", projects: ["alpha"] });
+    const scoped = await scopedCaller(database.instance, people, { role: "agent", workerId: "w-beta", projects: ["alpha"] });
     const ref = { leaseId: betaLease.id, epoch: betaLease.epoch };
     const unknown = { reason: "LEASE_NOT_CURRENT", detail: { kind: "unknown", leaseId: betaLease.id, epoch: betaLease.epoch } };
     expect(await refusal(scoped.leases.renew({ ...ref, durationSeconds: 60 }))).toEqual(unknown);

@@ -1,4 +1,4 @@
-import type { Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import { authenticate } from "../../server/auth/tokens";
 import type { Caller, Role } from "../../server/domain/types";
 import { newRequestId } from "../../server/http/request-id";
@@ -7,11 +7,12 @@ import type { Actors } from "../support/fixtures";
 
 /** A caller acting with a token the admin creates through tokens.create (scopes and capabilities as given). */
 export async function scopedCaller(
-  db: Db,
+  instance: Instance,
   people: Actors,
   token: { role: Exclude<Role, "admin">; workerId?: string; projects?: string[]; capabilities?: string[] },
 ) {
+  const { db } = instance;
   const { token: secret } = await people.admin.tokens.create(token);
   const caller = (await authenticate(db, secret)) as Caller;
-  return createCaller({ db, caller, requestId: newRequestId() });
+  return createCaller({ instance, db, caller, requestId: newRequestId() });
 }

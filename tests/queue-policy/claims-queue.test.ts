@@ -22,8 +22,8 @@ describe("workItems.queue shows what that worker's next claim takes (rules 10, 1
     }
     await people.operator.limits.set({ key: "paused", maxLeases: 0 });
     await people.operator.limits.set({ key: "room", maxLeases: 1 });
-    const plain = await scopedToken(database.db, sql, "agent", { workerId: "plain" });
-    const betaGpu = await scopedToken(database.db, sql, "agent", { workerId: "beta-gpu", capabilities: ["gpu"], projects: ["beta"] });
+    const plain = await scopedToken(database.instance, sql, "agent", { workerId: "plain" });
+    const betaGpu = await scopedToken(database.instance, sql, "agent", { workerId: "beta-gpu", capabilities: ["gpu"], projects: ["beta"] });
 
     expect((await plain.api.workItems.queue({ limit: 10 })).map((item) => item.id)).toEqual(["q-beta", "q-room-1", "q-room-2", "q-plain"]);
     expect((await betaGpu.api.workItems.queue({ limit: 10 })).map((item) => item.id)).toEqual(["q-beta", "q-beta-gpu"]);
@@ -46,7 +46,7 @@ describe("workItems.queue shows what that worker's next claim takes (rules 10, 1
     await people.operator.workItems.create({ id: "needs-gpu", title: "gpu", priority: 2 });
     await people.operator.workItems.create({ id: "needs-none", title: "none", priority: 1 });
     await setPolicy(sql, ["needs-gpu"], { requires: ["gpu"] });
-    await scopedToken(database.db, sql, "agent", { workerId: "cpu-only" });
+    await scopedToken(database.instance, sql, "agent", { workerId: "cpu-only" });
     expect((await people.operator.workItems.queue({ limit: 10, workerId: "cpu-only" })).map((item) => item.id)).toEqual(["needs-none"]);
     expect((await people.operator.workItems.queue({ limit: 10 })).map((item) => item.id)).toEqual(["needs-gpu", "needs-none"]);
     expect((await people.operator.workItems.queue({ limit: 10, capabilities: [] })).map((item) => item.id)).toEqual(["needs-none"]);

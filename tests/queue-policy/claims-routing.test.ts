@@ -11,8 +11,8 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await people.operator.workItems.create({ id: "plain", title: "needs nothing", priority: 1 });
     await setPolicy(sql, ["gpu-first"], { requires: ["gpu"] });
     await setPolicy(sql, ["gpu-browser"], { requires: ["gpu", "browser"] });
-    const plainAgent = await scopedToken(database.db, sql, "agent", { workerId: "plain-worker" });
-    const gpuAgent = await scopedToken(database.db, sql, "agent", { workerId: "gpu-worker", capabilities: ["gpu"] });
+    const plainAgent = await scopedToken(database.instance, sql, "agent", { workerId: "plain-worker" });
+    const gpuAgent = await scopedToken(database.instance, sql, "agent", { workerId: "gpu-worker", capabilities: ["gpu"] });
 
     expect((await plainAgent.api.leases.claim({}))?.workItem.id).toBe("plain");
     expect((await gpuAgent.api.leases.claim({}))?.workItem.id).toBe("gpu-first");
@@ -25,7 +25,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await people.operator.workItems.create({ id: "gpu-job", title: "needs a gpu", priority: 5 });
     await people.operator.workItems.create({ id: "plain-job", title: "needs nothing" });
     await setPolicy(sql, ["gpu-job"], { requires: ["gpu"] });
-    const agent = await scopedToken(database.db, sql, "agent", { workerId: "w", capabilities: ["gpu"] });
+    const agent = await scopedToken(database.instance, sql, "agent", { workerId: "w", capabilities: ["gpu"] });
 
     expect(await refusal(agent.api.leases.claim({ capabilities: ["gpu", "prod"] }))).toMatchObject({ reason: "FORBIDDEN" });
     expect((await agent.api.leases.claim({ capabilities: [] }))?.workItem.id).toBe("plain-job");
@@ -35,9 +35,9 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
   it("an admin claiming for a worker defaults to the union of that worker's unrevoked agent tokens' capabilities", async ({ database, sql, people }) => {
     await people.operator.workItems.create({ id: "needs-both", title: "gpu and browser" });
     await setPolicy(sql, ["needs-both"], { requires: ["gpu", "browser"] });
-    await scopedToken(database.db, sql, "agent", { workerId: "multi", capabilities: ["gpu"] });
-    await scopedToken(database.db, sql, "agent", { workerId: "multi", capabilities: ["browser"] });
-    const revoked = await scopedToken(database.db, sql, "agent", { workerId: "other", capabilities: ["gpu", "browser"] });
+    await scopedToken(database.instance, sql, "agent", { workerId: "multi", capabilities: ["gpu"] });
+    await scopedToken(database.instance, sql, "agent", { workerId: "multi", capabilities: ["browser"] });
+    const revoked = await scopedToken(database.instance, sql, "agent", { workerId: "other", capabilities: ["gpu", "browser"] });
     await sql.query("UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE worker_id = 'other'");
     void revoked;
 
@@ -48,7 +48,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
   it("a named claim of an item whose requires the claim lacks: NOT_CLAIMABLE with stage ready and what is missing", async ({ database, sql, people }) => {
     await people.operator.workItems.create({ id: "special", title: "needs gpu and prod" });
     await setPolicy(sql, ["special"], { requires: ["gpu", "prod"] });
-    const agent = await scopedToken(database.db, sql, "agent", { workerId: "w", capabilities: ["gpu"] });
+    const agent = await scopedToken(database.instance, sql, "agent", { workerId: "w", capabilities: ["gpu"] });
 
     const refused = await refusal(agent.api.leases.claim({ workItemId: "special" }));
     expect(refused).toMatchObject({ reason: "NOT_CLAIMABLE", detail: { stage: "ready", missing: ["prod"] } });
@@ -62,8 +62,8 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await people.operator.workItems.create({ id: "default-1", title: "default", priority: 1 });
     await setPolicy(sql, ["alpha-1"], { projectId: "alpha" });
     await setPolicy(sql, ["beta-1"], { projectId: "beta" });
-    const betaAgent = await scopedToken(database.db, sql, "agent", { workerId: "beta-worker", projects: ["beta"] });
-    const anyAgent = await scopedToken(database.db, sql, "agent", { workerId: "any-worker" });
+    const betaAgent = await scopedToken(database.instance, sql, "agent", { workerId: "beta-worker", projects: ["beta"] });
+    const anyAgent = await scopedToken(database.instance, sql, "agent", { workerId: "any-worker" });
 
     expect(await refusal(betaAgent.api.leases.claim({ workItemId: "alpha-1" }))).toMatchObject({ reason: "NOT_FOUND" });
     expect(await betaAgent.api.leases.claim({ projectId: "alpha" })).toBeNull();
@@ -76,7 +76,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await people.operator.workItems.create({ id: "later", title: "not yet", priority: 9 });
     await people.operator.workItems.create({ id: "now", title: "now" });
     await setPolicy(sql, ["later"], { notBeforeInSeconds: 3600 });
-    const agent = await scopedToken(database.db, sql, "agent", { workerId: "w" });
+    const agent = await scopedToken(database.instance, sql, "agent", { workerId: "w" });
 
     const refused = await refusal(agent.api.leases.claim({ workItemId: "later" }));
     const { rows } = await sql.query<{ notBefore: Date }>(`SELECT not_before AS "notBefore" FROM work_items WHERE id = 'later'`);
@@ -95,7 +95,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await people.operator.workItems.create({ id: "open", title: "open" });
     await setPolicy(sql, ["gated"], { notBeforeInSeconds: 3600 });
     await setPolicy(sql, ["gpu"], { requires: ["gpu"] });
-    const agent = await scopedToken(database.db, sql, "agent", { workerId: "w" });
+    const agent = await scopedToken(database.instance, sql, "agent", { workerId: "w" });
     expect((await agent.api.leases.claim({ idempotencyKey: "k1" }))?.workItem.id).toBe("open");
     expect(await agent.api.leases.claim({ idempotencyKey: "k2" })).toBeNull();
   });

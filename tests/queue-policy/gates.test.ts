@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import type { Db } from "../../server/db";
-import { wakeups } from "../../server/realtime/wakeups";
+import type { Instance } from "../../server/instance";
 import { callerAs, type TestClient } from "../support/app";
 import { twoInstanceTest } from "../support/fixtures";
 import { setPolicy } from "./support";
@@ -20,8 +19,8 @@ const it = twoInstanceTest()
 const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
 
 /** Starts a waiting claim on `client`'s instance; once it is parked there, `{ claim }` (wrapped, so awaiting this does not await the claim). */
-async function parkedClaim(db: Db, client: TestClient, input: { capabilities?: string[] } = {}) {
-  const hub = wakeups(db);
+async function parkedClaim(instance: Instance, client: TestClient, input: { capabilities?: string[] } = {}) {
+  const hub = instance.wakeups;
   const before = hub.waitingClaims;
   const claim = client.leases.claim.mutate({ waitSeconds: 30, durationSeconds: 600, ...input });
   let early: unknown = "pending";
@@ -36,15 +35,15 @@ const openLeases = async (sql: pg.Client) => {
 };
 
 describe("waiting claims wake for time gates and freed keys, across two instances", () => {
-  it("a waiting claim takes a gated item within 1 s after its notBefore (database clock), with no commit, on each instance", async ({ people, sql, database, dbB, waiterA, waiterB }) => {
+  it("a waiting claim takes a gated item within 1 s after its notBefore (database clock), with no commit, on each instance", async ({ people, sql, database, instanceB, waiterA, waiterB }) => {
     await openLeases(sql);
     await people.operator.workItems.create({ id: "gate-1", title: "Gate 1" });
     await people.operator.workItems.create({ id: "gate-2", title: "Gate 2" });
     await setPolicy(sql, ["gate-1"], { notBeforeInSeconds: 4 });
     await setPolicy(sql, ["gate-2"], { notBeforeInSeconds: 5 });
     const lastEvent = Number((await sql.query("SELECT max(sequence) AS s FROM events")).rows[0].s);
-    const onB = (await parkedClaim(dbB, waiterB)).claim;
-    const onA = (await parkedClaim(database.db, waiterA)).claim;
+    const onB = (await parkedClaim(instanceB, waiterB)).claim;
+    const onA = (await parkedClaim(database.instance, waiterA)).claim;
     const [fromB, fromA] = await Promise.all([onB, onA]);
     const { rows } = await sql.query<{ id: string; notBefore: Date }>(`SELECT id, not_before AS "notBefore" FROM work_items WHERE id IN ('gate-1', 'gate-2') ORDER BY id`);
     const gates = new Map(rows.map((row) => [row.id, row.notBefore.getTime()]));
@@ -60,19 +59,19 @@ describe("waiting claims wake for time gates and freed keys, across two instance
     expect(written.rows.map((row) => row.type)).toEqual(["lease.claimed", "lease.claimed"]);
   });
 
-  it("a gate the waiter could not take does not cut its wait short, and its own gate still wakes it", async ({ people, sql, dbB, waiterB }) => {
+  it("a gate the waiter could not take does not cut its wait short, and its own gate still wakes it", async ({ people, sql, instanceB, waiterB }) => {
     await openLeases(sql);
     await people.operator.workItems.create({ id: "gpu-soon", title: "needs a gpu" });
     await people.operator.workItems.create({ id: "plain-later", title: "plain" });
     await setPolicy(sql, ["gpu-soon"], { requires: ["gpu"], notBeforeInSeconds: 1 });
     await setPolicy(sql, ["plain-later"], { notBeforeInSeconds: 2 });
-    const result = await (await parkedClaim(dbB, waiterB)).claim;
+    const result = await (await parkedClaim(instanceB, waiterB)).claim;
     expect(result?.workItem.id).toBe("plain-later");
     const gate = (await sql.query<{ at: Date }>("SELECT not_before AS at FROM work_items WHERE id = 'plain-later'")).rows[0]!.at.getTime();
     expect(Date.parse(result!.lease.acquiredAt) - gate).toBeLessThan(1000);
   });
 
-  it("a lease on a full key ending wakes a claim waiting on another instance", async ({ people, sql, dbB, holder, waiterB }) => {
+  it("a lease on a full key ending wakes a claim waiting on another instance", async ({ people, sql, instanceB, holder, waiterB }) => {
     await openLeases(sql);
     await people.operator.workItems.create({ id: "key-a", title: "A", priority: 2 });
     await people.operator.workItems.create({ id: "key-b", title: "B", priority: 1 });
@@ -80,7 +79,7 @@ describe("waiting claims wake for time gates and freed keys, across two instance
     await people.operator.limits.set({ key: "one-at-a-time", maxLeases: 1 });
     const held = (await holder.leases.claim({}))!;
     expect(held.workItem.id).toBe("key-a");
-    const waiting = (await parkedClaim(dbB, waiterB)).claim;
+    const waiting = (await parkedClaim(instanceB, waiterB)).claim;
     const started = await databaseNow(sql);
     await holder.leases.release({ leaseId: held.lease.id, epoch: held.lease.epoch, evidence: "done" });
     const result = await waiting;
@@ -90,12 +89,12 @@ describe("waiting claims wake for time gates and freed keys, across two instance
   });
 
   for (const change of ["raised", "deleted"] as const) {
-    it(`a limit ${change} on instance A wakes a claim waiting on instance B`, async ({ people, sql, dbB, waiterB }) => {
+    it(`a limit ${change} on instance A wakes a claim waiting on instance B`, async ({ people, sql, instanceB, waiterB }) => {
       await openLeases(sql);
       await people.operator.workItems.create({ id: `paused-${change}`, title: "Paused" });
       await setPolicy(sql, [`paused-${change}`], { concurrencyKey: `paused-${change}` });
       await people.operator.limits.set({ key: `paused-${change}`, maxLeases: 0 });
-      const waiting = (await parkedClaim(dbB, waiterB)).claim;
+      const waiting = (await parkedClaim(instanceB, waiterB)).claim;
       if (change === "raised") await people.operator.limits.set({ key: `paused-${change}`, maxLeases: 1 });
       else await people.operator.limits.delete({ key: `paused-${change}` });
       expect((await waiting)?.workItem.id).toBe(`paused-${change}`);

@@ -2,11 +2,10 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
 import { transactionRetries } from "../../server/database/transaction";
-import { createDb } from "../../server/db";
-import { stopWakeups } from "../../server/realtime/wakeups";
 import { startTestServer, type TestClient } from "../support/app";
 import { databaseTest, insertReadyItems } from "../support/fixtures";
 import { setPolicy } from "./support";
+import { testInstance } from "../support/database";
 
 const it = databaseTest({ poolSize: 20, scope: "test" });
 
@@ -33,7 +32,7 @@ const deadlocks = () => transactionRetries()["40P01"] ?? 0;
 
 describe("concurrency limits are never exceeded (rule 14), proven under races", () => {
   it("limit 3, 50 concurrent next claims from 50 connections, 20 rounds: never more than 3 live leases on the key", { timeout: 180_000 }, async ({ database, sql, people }) => {
-    const app = createDb(`${database.url}?application_name=limit-race`, { poolSize: 60 });
+    const app = testInstance(`${database.url}?application_name=limit-race`, { poolSize: 60 });
     const server = await startTestServer(app);
     try {
       await insertReadyItems(sql, "keyed", 120, 5);
@@ -78,13 +77,12 @@ describe("concurrency limits are never exceeded (rule 14), proven under races", 
       expect(deadlocks()).toBe(deadlocksBefore);
     } finally {
       await server.close();
-      await stopWakeups(app);
-      await app.$disconnect();
+      await app.close();
     }
   });
 
   it("named claims, next claims and limits.set race on one key: the limit holds, LIMIT_REACHED names it, no deadlock", { timeout: 60_000 }, async ({ database, sql, people }) => {
-    const app = createDb(`${database.url}?application_name=named-race`, { poolSize: 40 });
+    const app = testInstance(`${database.url}?application_name=named-race`, { poolSize: 40 });
     const server = await startTestServer(app);
     try {
       await insertReadyItems(sql, "ci", 30);
@@ -119,8 +117,7 @@ describe("concurrency limits are never exceeded (rule 14), proven under races", 
       expect(deadlocks()).toBe(deadlocksBefore);
     } finally {
       await server.close();
-      await stopWakeups(app);
-      await app.$disconnect();
+      await app.close();
     }
   });
 });

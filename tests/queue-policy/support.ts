@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { authenticate, createToken, forgetAuthenticatedTokens } from "../../server/auth/tokens";
-import type { Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import type { Caller } from "../../server/domain/types";
 import { newRequestId } from "../../server/http/request-id";
 import { createCaller } from "../../server/trpc/root";
@@ -31,14 +31,15 @@ export async function setPolicy(
 
 /** A token with queue-policy scope set in SQL: its token string and an in-process API caller. */
 export async function scopedToken(
-  db: Db,
+  instance: Instance,
   sql: pg.Client,
   role: "agent" | "operator" | "admin",
   options: { workerId?: string; capabilities?: string[]; projects?: string[] } = {},
 ) {
+  const { db } = instance;
   const { id, token } = await createToken(db, { role, workerId: options.workerId, label: "queue-policy" });
   await sql.query("UPDATE api_tokens SET capabilities = $2, projects = $3 WHERE id = $1", [id, [...(options.capabilities ?? [])].sort(), options.projects ?? []]);
-  forgetAuthenticatedTokens();
+  forgetAuthenticatedTokens(db);
   const caller = (await authenticate(db, token)) as Caller;
-  return { token, caller, api: createCaller({ db, caller, requestId: newRequestId() }) };
+  return { token, caller, api: createCaller({ instance, db, caller, requestId: newRequestId() }) };
 }

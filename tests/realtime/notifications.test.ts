@@ -1,6 +1,5 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { relaysSettled } from "../../server/realtime/relay";
 import { EVENTS_CHANNEL, RELAYED } from "../../server/sql/notifications";
 import { callerAs } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -38,11 +37,11 @@ async function heardEverythingCommitted(): Promise<void> {
 
 /** What the commits of `action` announced (and the relay after them), and nothing committed before it. */
 async function announcedBy(action: () => Promise<unknown>): Promise<string[]> {
-  await relaysSettled(database.db);
+  await database.instance.relay.settled();
   await heardEverythingCommitted();
   heard.length = 0;
   await action();
-  await relaysSettled(database.db);
+  await database.instance.relay.settled();
   await heardEverythingCommitted();
   return [...new Set(heard.filter((payload) => !payload.startsWith("marker-")))].sort();
 }

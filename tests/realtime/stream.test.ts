@@ -3,7 +3,6 @@ import { describe, expect, onTestFinished } from "vitest";
 import { createSession, endSession } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
 import type { WorkGraphEvent } from "../../server/domain/types";
-import { wakeups } from "../../server/realtime/wakeups";
 import { SESSION_COOKIE } from "../../server/trpc/init";
 import { callerAs } from "../support/app";
 import { twoInstanceTest } from "../support/fixtures";
@@ -66,35 +65,35 @@ async function readerLookedAfter(sql: pg.Client, since: Date) {
 }
 
 describe("events.stream", () => {
-  it("is SSE; an event committed on another instance is pushed through PostgreSQL, in order, id = sequence; without `after` only new events", async ({ people, dbB, stream }) => {
+  it("is SSE; an event committed on another instance is pushed through PostgreSQL, in order, id = sequence; without `after` only new events", async ({ people, instanceB, stream }) => {
     await people.operator.workItems.create({ id: "before-subscribe", title: "Before" });
     const source = await stream({});
     expect(source.status).toBe(200);
     expect(source.contentType).toMatch(/^text\/event-stream/);
     await source.next("connected");
-    const heardBefore = wakeups(dbB).eventsHeard;
+    const heardBefore = instanceB.wakeups.eventsHeard;
     await people.operator.workItems.create({ id: "after-subscribe", title: "After" });
     const event = await nextEvent(source);
     expect(event).toMatchObject({ workItemId: "after-subscribe", type: "work_item.created" });
     // Instance B heard the commit made through instance A: that wakes its readers (the 2 s re-check is only a fallback).
-    expect(wakeups(dbB).eventsHeard).toBeGreaterThan(heardBefore);
+    expect(instanceB.wakeups.eventsHeard).toBeGreaterThan(heardBefore);
     source.close();
   });
 
-  it("a claim and a release that readies nothing, made on another instance, arrive through that instance's relay", async ({ people, dbB, stream }) => {
+  it("a claim and a release that readies nothing, made on another instance, arrive through that instance's relay", async ({ people, instanceB, stream }) => {
     await people.operator.workItems.create({ id: "quiet-item", title: "Nothing waits for it" });
     const source = await stream({ workItemId: "quiet-item" });
     onTestFinished(() => source.close()); // an open stream would hold the server's close
     await source.next("connected");
     const agent = await people.agent("quiet-agent");
-    const heardBefore = wakeups(dbB).eventsHeard;
+    const heardBefore = instanceB.wakeups.eventsHeard;
     const { lease } = (await agent.leases.claim({ workItemId: "quiet-item", durationSeconds: 60 }))!;
     expect(await nextEvent(source)).toMatchObject({ type: "lease.claimed", leaseId: lease.id });
     await agent.leases.release({ leaseId: lease.id, epoch: lease.epoch, evidence: "done" });
     expect(await nextEvent(source)).toMatchObject({ type: "lease.ended", leaseId: lease.id });
     expect(await nextEvent(source)).toMatchObject({ type: "work_item.status_changed", data: { to: "released" } });
     // Neither commit notified (tests/realtime/notifications.test.ts): B heard A's relays, it did not wait for its 2 s re-check.
-    expect(wakeups(dbB).eventsHeard).toBeGreaterThan(heardBefore);
+    expect(instanceB.wakeups.eventsHeard).toBeGreaterThan(heardBefore);
   });
 
   it("resumes after a disconnect with Last-Event-ID or lastEventId: no gap, no duplicate", async ({ sql, people, stream }) => {

@@ -1,7 +1,6 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import type { Db } from "../../server/db";
-import { wakeups } from "../../server/realtime/wakeups";
+import type { Instance } from "../../server/instance";
 import { callerAs, type TestClient } from "../support/app";
 import { twoInstanceTest, waitUntilDatabaseTime } from "../support/fixtures";
 
@@ -31,12 +30,12 @@ const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now:
  * began and before its time ran out (database clock).
  */
 async function claimWokenBy(
-  { sql, dbB, waiterB }: { sql: pg.Client; dbB: Db; waiterB: TestClient },
+  { sql, instanceB, waiterB }: { sql: pg.Client; instanceB: Instance; waiterB: TestClient },
   cause: () => Promise<unknown>,
   input: { idempotencyKey?: string } = {},
 ) {
   expect(await readyCount(sql)).toBe(0);
-  const hubB = wakeups(dbB);
+  const hubB = instanceB.wakeups;
   const before = hubB.waitingClaims;
   const waitSeconds = 30;
   const waitStartedAt = await databaseNow(sql);
@@ -52,17 +51,17 @@ async function claimWokenBy(
 }
 
 describe("leases.claim with waitSeconds, across two app instances: the claim waiting on B is woken by", () => {
-  it("an item created", async ({ people, sql, dbB, waiterB }) => {
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.create({ id: "created-later", title: "Created later" }));
+  it("an item created", async ({ people, sql, instanceB, waiterB }) => {
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => people.operator.workItems.create({ id: "created-later", title: "Created later" }));
     expect(result?.workItem.id).toBe("created-later");
   });
 
   for (const finish of ["release", "cancel"] as const) {
-    it(`a blocker ${finish === "release" ? "released" : "cancelled"}`, async ({ people, other, sql, dbB, waiterB }) => {
+    it(`a blocker ${finish === "release" ? "released" : "cancelled"}`, async ({ people, other, sql, instanceB, waiterB }) => {
       await people.operator.workItems.create({ id: `blocker-${finish}`, title: "Blocker" });
       await people.operator.workItems.create({ id: `dependent-${finish}`, title: "Dependent", dependsOn: [`blocker-${finish}`] });
       const held = (await other.leases.claim({ workItemId: `blocker-${finish}` }))!.lease;
-      const { result } = await claimWokenBy({ sql, dbB, waiterB }, () =>
+      const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () =>
         finish === "release"
           ? other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" })
           : other.leases.cancel({ leaseId: held.id, epoch: held.epoch, reason: "not needed" }),
@@ -71,26 +70,26 @@ describe("leases.claim with waitSeconds, across two app instances: the claim wai
     });
   }
 
-  it("an attention request resolved", async ({ people, other, sql, dbB, waiterB }) => {
+  it("an attention request resolved", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "asked", title: "Asked" });
     const held = (await other.leases.claim({ workItemId: "asked" }))!.lease;
     const { request } = await other.attention.request({ leaseId: held.id, epoch: held.epoch, kind: "decision", question: "Which way?" });
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.attention.resolve({ id: request.id, resolution: "left" }));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => people.operator.attention.resolve({ id: request.id, resolution: "left" }));
     expect(result?.workItem.id).toBe("asked");
   });
 
-  it("a child finishing (the parent is ready again)", async ({ people, other, sql, dbB, waiterB }) => {
+  it("a child finishing (the parent is ready again)", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "parent", title: "Parent" });
     await people.operator.workItems.create({ id: "only-child", title: "Child", parentId: "parent" });
     const held = (await other.leases.claim({ workItemId: "only-child" }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" }));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => other.leases.release({ leaseId: held.id, epoch: held.epoch, evidence: "done" }));
     expect(result?.workItem.id).toBe("parent");
   });
 
-  it("a decomposition (its children are ready)", async ({ people, other, sql, dbB, waiterB }) => {
+  it("a decomposition (its children are ready)", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "big", title: "Big" });
     const held = (await other.leases.claim({ workItemId: "big" }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () =>
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () =>
       other.leases.decompose({ leaseId: held.id, epoch: held.epoch, children: [{ id: "small", title: "Small" }] }),
     );
     expect(result?.workItem.id).toBe("small");
@@ -100,28 +99,28 @@ describe("leases.claim with waitSeconds, across two app instances: the claim wai
     await other.leases.release({ leaseId: parent.id, epoch: parent.epoch, evidence: "done" });
   });
 
-  it("a lease revoked by an operator (the item is ready again)", async ({ people, other, sql, dbB, waiterB }) => {
+  it("a lease revoked by an operator (the item is ready again)", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "taken-back", title: "Taken back" });
     const held = (await other.leases.claim({ workItemId: "taken-back" }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.leases.revoke({ leaseId: held.id, epoch: held.epoch, reason: "reassigning" }));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => people.operator.leases.revoke({ leaseId: held.id, epoch: held.epoch, reason: "reassigning" }));
     expect(result?.workItem.id).toBe("taken-back");
     expect(result?.lease.epoch).toBe(2);
     await waiterB.leases.release.mutate({ leaseId: result!.lease.id, epoch: result!.lease.epoch, evidence: "done" });
   });
 
-  it("a dependency removed", async ({ people, other, sql, dbB, waiterB }) => {
+  it("a dependency removed", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "gate", title: "Gate" });
     await people.operator.workItems.create({ id: "gated", title: "Gated", dependsOn: ["gate"] });
     const gate = (await other.leases.claim({ workItemId: "gate" }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.removeDependency({ workItemId: "gated", dependsOnId: "gate" }));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => people.operator.workItems.removeDependency({ workItemId: "gated", dependsOnId: "gate" }));
     expect(result?.workItem.id).toBe("gated");
     await other.leases.release({ leaseId: gate.id, epoch: gate.epoch, evidence: "done" });
   });
 
-  it("a lease expiring (no transaction makes it ready): the claim takes it once its expiresAt has passed", async ({ people, other, sql, dbB, waiterB }) => {
+  it("a lease expiring (no transaction makes it ready): the claim takes it once its expiresAt has passed", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "abandoned", title: "Abandoned" });
     const held = (await other.leases.claim({ workItemId: "abandoned", durationSeconds: 2 }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => waitUntilDatabaseTime(sql, held.expiresAt));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => waitUntilDatabaseTime(sql, held.expiresAt));
     expect(result?.workItem.id).toBe("abandoned");
     expect(result?.lease.epoch).toBe(2);
     // Both times are the database clock: the new lease begins after the old one expired.
@@ -130,11 +129,11 @@ describe("leases.claim with waitSeconds, across two app instances: the claim wai
 });
 
 describe("leases.claim with waitSeconds", () => {
-  it("a named claim waits for that item and claims it once it is ready", async ({ people, other, dbB, waiterB }) => {
+  it("a named claim waits for that item and claims it once it is ready", async ({ people, other, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "named-gate", title: "Gate" });
     await people.operator.workItems.create({ id: "named-target", title: "Target", dependsOn: ["named-gate"] });
     const gate = (await other.leases.claim({ workItemId: "named-gate" }))!.lease;
-    const hubB = wakeups(dbB);
+    const hubB = instanceB.wakeups;
     const waiting = waiterB.leases.claim.mutate({ workItemId: "named-target", waitSeconds: 30 });
     await expect.poll(() => hubB.waitingClaims, { message: "the named claim to wait" }).toBe(1);
     await other.leases.release({ leaseId: gate.id, epoch: gate.epoch, evidence: "done" });
@@ -151,20 +150,20 @@ describe("leases.claim with waitSeconds", () => {
     expect(performance.now() - started, "refused before its 30 s were up").toBeLessThan(10_000);
   });
 
-  it("returns null when the time is up, not before; waitSeconds is validated", async ({ sql, dbB, waiterB }) => {
+  it("returns null when the time is up, not before; waitSeconds is validated", async ({ sql, instanceB, waiterB }) => {
     expect(await readyCount(sql)).toBe(0);
     const started = performance.now();
     expect(await waiterB.leases.claim.mutate({ waitSeconds: 0.5 })).toBeNull();
     expect(performance.now() - started, "waited its 0.5 s").toBeGreaterThanOrEqual(450);
-    expect(wakeups(dbB).waitingClaims).toBe(0);
+    expect(instanceB.wakeups.waitingClaims).toBe(0);
     for (const waitSeconds of [-1, 61, "5"]) {
       await expect(waiterB.leases.claim.mutate({ waitSeconds } as never)).rejects.toMatchObject({ data: { reason: "VALIDATION" } });
     }
   });
 
-  it("an idempotency key: a wait that found nothing stores nothing, so the same key claims later and replays that", async ({ people, sql, dbB, waiterB }) => {
+  it("an idempotency key: a wait that found nothing stores nothing, so the same key claims later and replays that", async ({ people, sql, instanceB, waiterB }) => {
     expect(await waiterB.leases.claim.mutate({ waitSeconds: 0.2, idempotencyKey: "wait-key" })).toBeNull();
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => people.operator.workItems.create({ id: "keyed", title: "Keyed" }), { idempotencyKey: "wait-key" });
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => people.operator.workItems.create({ id: "keyed", title: "Keyed" }), { idempotencyKey: "wait-key" });
     expect(result?.workItem.id).toBe("keyed");
     const replay = await waiterB.leases.claim.mutate({ waitSeconds: 30, durationSeconds: 60, idempotencyKey: "wait-key" });
     expect(replay?.lease.id).toBe(result!.lease.id);
@@ -172,12 +171,12 @@ describe("leases.claim with waitSeconds", () => {
 });
 
 describe("fairness", () => {
-  it("50 claims waiting on two instances, one item: one lease, the other 49 keep waiting, then each gets one of 49 more", async ({ database, sql, people, dbB }) => {
+  it("50 claims waiting on two instances, one item: one lease, the other 49 keep waiting, then each gets one of 49 more", async ({ database, sql, people, instanceB }) => {
     expect(await readyCount(sql)).toBe(0);
     const hubA = database.instance.wakeups;
-    const hubB = wakeups(dbB);
+    const hubB = instanceB.wakeups;
     const agents = await Promise.all(
-      Array.from({ length: 50 }, async (_, i) => (await callerAs(i % 2 === 0 ? database.db : dbB, "agent", `fair-${i}`)).api),
+      Array.from({ length: 50 }, async (_, i) => (await callerAs(i % 2 === 0 ? database.instance : instanceB, "agent", `fair-${i}`)).api),
     );
     const settled: (string | null)[] = [];
     const waits = agents.map((api) =>
@@ -208,9 +207,9 @@ describe("fairness", () => {
 });
 
 describe("no connection while waiting", () => {
-  it("250 waiting claims on an instance with a pool of 5: connections stay flat, nothing waits in a transaction, other calls answer", async ({ database, sql, people, dbB, serverB }) => {
+  it("250 waiting claims on an instance with a pool of 5: connections stay flat, nothing waits in a transaction, other calls answer", async ({ database, sql, people, instanceB, serverB }) => {
     expect(await readyCount(sql)).toBe(0);
-    const hubB = wakeups(dbB);
+    const hubB = instanceB.wakeups;
     const operatorB = serverB.client((await callerAs(database.instance, "operator")).token);
     const connections = async () =>
       (await sql.query<{ total: number; busy: number; locks: number }>(
@@ -224,7 +223,7 @@ describe("no connection while waiting", () => {
     await operatorB.workItems.list.query({});
     const before = await connections();
 
-    const agents = await Promise.all(Array.from({ length: 250 }, async (_, i) => (await callerAs(dbB, "agent", `idle-${i}`)).api));
+    const agents = await Promise.all(Array.from({ length: 250 }, async (_, i) => (await callerAs(instanceB, "agent", `idle-${i}`)).api));
     const waits = agents.map((api) => api.leases.claim({ waitSeconds: 45, durationSeconds: 300 }));
     await expect.poll(() => hubB.waitingClaims, { message: "250 waiting claims", timeout: 30_000 }).toBe(250);
     await expect.poll(async () => (await connections()).busy, { message: "no query running while they wait" }).toBe(0);
@@ -243,7 +242,7 @@ describe("no connection while waiting", () => {
 });
 
 describe("attention.wait", () => {
-  it("returns once the resolution commits on another instance, before its time is up; the current state when the time is up", async ({ database, people, other, dbB, serverB }) => {
+  it("returns once the resolution commits on another instance, before its time is up; the current state when the time is up", async ({ database, people, other, instanceB, serverB }) => {
     await people.operator.workItems.create({ id: "question", title: "Question" });
     const held = (await other.leases.claim({ workItemId: "question" }))!.lease;
     const { request } = await other.attention.request({ leaseId: held.id, epoch: held.epoch, kind: "scope", question: "How far?" });
@@ -263,7 +262,7 @@ describe("attention.wait", () => {
       answeredAfterMs = performance.now() - waitStarted;
       return answer;
     });
-    await expect.poll(() => wakeups(dbB).waitingForAttention, { message: "the wait to park" }).toBe(1);
+    await expect.poll(() => instanceB.wakeups.waitingForAttention, { message: "the wait to park" }).toBe(1);
     await people.operator.attention.resolve({ id: request.id, resolution: "this far" });
     expect(await waiting).toMatchObject({ id: request.id, status: "resolved", resolution: "this far" });
     expect(answeredAfterMs).toBeLessThan(timeoutSeconds * 1000);

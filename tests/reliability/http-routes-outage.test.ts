@@ -24,7 +24,7 @@ import * as githubWebhook from "../../app/api/integrations/github/webhook/route"
  * which `next start` serves — the dashboard login among them — and server/http/) answers a
  * database outage like the API does: 503 with reason UNAVAILABLE and no internals, never a 500;
  * and works again once the database is back. The handlers run in this process on the
- * process-wide client (getDb(), DATABASE_URL) against a real PostgreSQL that is killed with
+ * process-wide instance (app/_lib/instance.ts, DATABASE_URL) against a real PostgreSQL that is killed with
  * kill -9 and restarted.
  */
 
@@ -78,15 +78,15 @@ beforeAll(async () => {
   database = await startEmbeddedPostgres({ dataDir: cluster });
   await migrateDeploy(database.url);
   stubSettings();
-  delete (globalThis as { workGraphDb?: unknown }).workGraphDb;
-  const { getDb } = await import("../../server/db");
-  ({ token: operatorToken } = await createToken(getDb(), { role: "operator", label: "outage test" }));
+  delete (globalThis as { workGraphNextInstance?: unknown }).workGraphNextInstance;
+  const { nextInstance } = await import("../../app/_lib/instance");
+  ({ token: operatorToken } = await createToken(nextInstance().db, { role: "operator", label: "outage test" }));
 });
 
 beforeEach(stubSettings);
 afterAll(async () => {
-  const { getDb } = await import("../../server/db");
-  await getDb().$disconnect().catch(() => {});
+  const { nextInstance } = await import("../../app/_lib/instance");
+  await nextInstance().close().catch(() => {});
   await database?.stop();
   data.remove();
 });
@@ -123,7 +123,7 @@ describe("app/api route handlers while the database is down", () => {
       const postmaster = postmasterPid(cluster);
       process.kill(postmaster, "SIGKILL");
       await expect.poll(() => isAlive(postmaster), { message: "PostgreSQL to be gone", timeout: 30_000 }).toBe(false);
-      forgetAuthenticatedTokens(); // no cached authentication: the login must ask the database
+      forgetAuthenticatedTokens((await import("../../app/_lib/instance")).nextInstance().db); // no cached authentication: the login must ask the database
 
       const answers = {
         login: await read(await login(operatorToken)),

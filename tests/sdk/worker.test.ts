@@ -3,7 +3,6 @@ import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } fr
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { waitUntilDatabaseTime } from "../support/fixtures";
-import { wakeups } from "../../server/realtime/wakeups";
 import { delay, gate, recordingFetch, type RecordedRequest } from "./support";
 
 let database: TestDatabase;

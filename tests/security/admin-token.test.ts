@@ -4,9 +4,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect } from "vitest";
 import { authenticate, createToken, ensureAdminToken, hashToken, revokeToken } from "../../server/auth/tokens";
-import { createDb } from "../../server/db";
 import { projectRoot } from "../../server/database/migrate";
 import { databaseTest } from "../support/fixtures";
+import { testInstance } from "../support/database";
 
 /*
  * Issue 10.7 and 12.5: WORK_GRAPH_ADMIN_TOKEN must be long, must not be revoked or a
@@ -15,9 +15,9 @@ import { databaseTest } from "../support/fixtures";
  */
 
 const it = databaseTest().extend("otherInstance", { scope: "file" }, ({ database }, { onCleanup }) => {
-  const db = createDb(database.url, { poolSize: 2 });
-  onCleanup(() => db.$disconnect());
-  return db;
+  const instance = testInstance(database.url, { poolSize: 2 });
+  onCleanup(() => instance.close());
+  return instance.db;
 });
 const secret = (tag: string) => `${tag}-${"s".repeat(40)}`;
 

@@ -1,8 +1,8 @@
 import http from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { createDb, type Db } from "../../server/db";
+import type { Instance } from "../../server/instance";
 import { callerAs, startTestServer } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
+import { createTestDatabase, type TestDatabase, testInstance } from "../support/database";
 import { call, subscriptionError, DOCUMENTED_REASONS, fields, INTERNALS, procedures, type Reply } from "./support";
 
 /*
@@ -249,15 +249,15 @@ describe("unexpected errors (10.4)", () => {
 });
 
 describe("statement timeout (10.2)", () => {
-  let slowDb: Db;
+  let slowDb: Instance;
   let slowServer: Awaited<ReturnType<typeof startTestServer>>;
   beforeAll(async () => {
-    slowDb = createDb(database.url, { poolSize: 4, statementTimeoutMs: 1_000 });
+    slowDb = testInstance(database.url, { poolSize: 4, statementTimeoutMs: 1_000 });
     slowServer = await startTestServer(slowDb);
   });
   afterAll(async () => {
     await slowServer.close();
-    await slowDb.$disconnect();
+    await slowDb.close();
   });
 
   it("ends a read stuck longer than the timeout with 503 UNAVAILABLE, and health.check keeps answering meanwhile", async () => {

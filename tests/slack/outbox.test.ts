@@ -1,10 +1,9 @@
 import { describe, expect, onTestFinished } from "vitest";
-import { createDb } from "../../server/db";
-import { stopWakeups } from "../../server/realtime/wakeups";
 import { slackApp } from "../../server/slack/client";
 import { syncSlackAppWebhook } from "../../server/slack/deliver";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
 import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
+import { testInstance } from "../support/database";
 
 /*
  * Issue 28: the Slack app's posts and updates go through the webhook outbox: retried with
@@ -12,13 +11,13 @@ import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUB
  */
 
 const it = slackTest.extend("instanceB", { scope: "file" }, async ({ database, slack }, { onCleanup }) => {
-  const db = createDb(database.url, { poolSize: 5 });
+  const instance = testInstance(database.url, { poolSize: 5 });
+  const db = instance.db;
   const errors: unknown[] = [];
   const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, slack: slackApp(settingsFor(slack)), onError: (error) => errors.push(error) });
   onCleanup(async () => {
     await dispatcher.stop();
-    await stopWakeups(db);
-    await db.$disconnect();
+    await instance.close();
     expect(errors).toEqual([]);
   });
   return db;

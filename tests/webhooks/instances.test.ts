@@ -1,13 +1,13 @@
 import { describe, expect } from "vitest";
-import { createDb } from "../../server/db";
 import { claimDeliveries } from "../../server/webhooks/claim";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
 import { deliveryRounds, webhookTest } from "./support";
+import { testInstance } from "../support/database";
 
 const it = webhookTest.extend("secondInstance", { scope: "file" }, ({ database }, { onCleanup }) => {
-  const db = createDb(database.url, { poolSize: 5 });
-  onCleanup(() => db.$disconnect());
-  return db;
+  const instance = testInstance(database.url, { poolSize: 5 });
+  onCleanup(() => instance.close());
+  return instance.db;
 });
 
 describe("webhook dispatchers of several app instances", () => {
