@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { inject, vi } from "vitest";
+import { databaseConnectTimeoutMs } from "../../server/config";
 import type { Db } from "../../server/db";
 import { createInstance, type Instance, type InstanceOptions } from "../../server/instance";
 
 export const adminDatabaseUrl = () => inject("adminDatabaseUrl");
 
-/** An app instance on `url` as the tests build them (a short connection wait: a test database answers at once). */
+/** An app instance on `url` as the tests build them. */
 export const testInstance = (url: string, options: Partial<InstanceOptions> = {}): Instance =>
-  createInstance({ databaseUrl: url, connectTimeoutMs: 5_000, ...options });
+  createInstance({ databaseUrl: url, connectTimeoutMs: databaseConnectTimeoutMs(), ...options });
 
 export interface TestDatabase {
   name: string;
