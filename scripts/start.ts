@@ -1,8 +1,8 @@
 /**
- * `npm start`: database (embedded unless DATABASE_URL), migrations, admin token, Next build
- * when missing or stale, the HTTP server with the dashboard and /api/trpc, the expiry
- * sweep and the webhook dispatcher. `--api-only` serves /api/trpc, /api/metrics and
- * /api/health without the dashboard (no build). First of all, every setting is checked
+ * `npm start`: database (embedded unless DATABASE_URL), migrations, the app instance
+ * (server/instance.ts) with its expiry sweep and outbox dispatcher, admin token, Next build
+ * when missing or stale, and the HTTP server with the dashboard and every /api route.
+ * `--api-only` serves the API without the dashboard (no build). First of all, every setting is checked
  * (server/config.ts): a bad one stops the start with a message naming it. Every line it writes
  * is a pino log line (server/log.ts).
  *
@@ -21,7 +21,7 @@ import { adminTokenSetting, configurationProblems, databaseConnectTimeoutMs, dat
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { refuseUnsupportedServer } from "../server/database/server-version";
-import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
+import { createRequestHandler } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
 import { slackApp } from "../server/slack/client";
@@ -125,7 +125,7 @@ async function main() {
       },
       onSupervisorEvent: (event) => lifecycleLogger().warn(describeSupervisorEvent(event)),
     });
-    // Next's route handlers in this process build their client from it (app/_lib/instance.ts).
+    // From here on read like a DATABASE_URL the environment set (server/config.ts).
     process.env.DATABASE_URL = embedded.url;
     // Reached directly, never through a pooler: its statements may be named (server/db.ts).
     process.env.WORK_GRAPH_DB_PREPARED_STATEMENTS = "named";
@@ -161,20 +161,18 @@ async function main() {
 
   process.env.NEXT_TELEMETRY_DISABLED = "1";
   let app: ReturnType<typeof import("next").default> | undefined;
-  let handle: (req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>;
-  if (apiOnly) {
-    handle = (req, res) => handleApiOnly(instance, req, res);
-  } else {
+  let pages: ((req: http.IncomingMessage, res: http.ServerResponse) => Promise<void>) | null = null;
+  if (!apiOnly) {
     if (!dev && !buildIsCurrent()) await buildNext();
     // Loaded only here: `--api-only` (the lifecycle tests, `npm run chaos`) starts without Next.
     const { default: next } = await import("next");
     routeConsoleToLog();
     app = next({ dev, dir: root, port });
     await app.prepare();
-    const nextHandler = app.getRequestHandler();
-    // The API skips Next's router (server/http/node-api.ts); pages and /api/session go to Next.
-    handle = (req, res) => (servesApi(req.url) ? handleNodeApi(instance, req, res) : nextHandler(req, res));
+    pages = app.getRequestHandler();
   }
+  // Every /api route from one table (server/http/node-api.ts); pages go to Next.
+  const handle = createRequestHandler(instance, pages);
 
   // In-flight requests are counted so a stop can wait for them (graceful drain).
   let inFlight = 0;

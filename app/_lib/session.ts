@@ -1,17 +1,13 @@
-import { cookies } from "next/headers";
-import { sessionCaller as callerOfSession } from "@/server/auth/sessions";
-import { nextInstance } from "@/app/_lib/instance";
-import { ROLES } from "@/server/domain/contract";
+import { headers } from "next/headers";
 import type { Caller } from "@/server/domain/types";
-import { SESSION_COOKIE } from "@/server/trpc/init";
+import { PAGE_CONTEXT_HEADER, readPageContext, type PageContext } from "@/server/http/page-context";
 
-/** Roles that may use the dashboard: humans. Agent tokens are refused at login and here. */
-export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(ROLES.filter((role) => role !== "agent"));
+/** What the Node server resolved for this page request (server/http/page-context.ts). */
+export async function pageContext(): Promise<PageContext> {
+  return readPageContext((await headers()).get(PAGE_CONTEXT_HEADER));
+}
 
 /** The operator or admin behind the request's session cookie, or null (no cookie, unknown or expired session, revoked token, or an agent token). */
 export async function sessionCaller(): Promise<Caller | null> {
-  const sessionId = (await cookies()).get(SESSION_COOKIE)?.value;
-  if (!sessionId) return null;
-  const caller = await callerOfSession(nextInstance().db, sessionId);
-  return caller && DASHBOARD_ROLES.has(caller.role) ? caller : null;
+  return (await pageContext()).caller;
 }

@@ -1,11 +1,15 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
+import { ROLES } from "../domain/contract";
 import type { Caller } from "../domain/types";
 import { deleteSession, findSessionOwner, insertSession } from "../sql/auth";
 import { callerFromToken } from "./tokens";
 
 /** A dashboard session lasts a working day; after that the token is pasted again. */
 export const SESSION_SECONDS = 12 * 60 * 60;
+
+/** Roles that may use the dashboard: humans. Agent tokens are refused at login and on its pages. */
+export const DASHBOARD_ROLES: ReadonlySet<Caller["role"]> = new Set(ROLES.filter((role) => role !== "agent"));
 
 // 32 random bytes, base64url: the only thing the wg_session cookie carries.
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;

@@ -52,9 +52,6 @@ const answer = (type: string, body: string, cache: string): ApiResponse => ({
   body,
 });
 
-/** Whether this module answers the path (node-api routes it here). */
-export const servesApiDocs = (pathname: string) => pathname === "/api/openapi.json" || pathname === "/api/docs" || pathname.startsWith("/api/docs/");
-
 export function handleApiDocsRequest(method: string, pathname: string): ApiResponse {
   if (method !== "GET" && method !== "HEAD") {
     return { status: 405, headers: { allow: "GET, HEAD", "content-type": "application/json", "cache-control": "no-store" }, body: JSON.stringify({ reason: "VALIDATION", message: "only GET" }) };

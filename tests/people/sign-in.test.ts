@@ -22,7 +22,7 @@ let provider: TestProvider;
 const STATE_COOKIE = "wg_oidc_state";
 
 beforeAll(async () => {
-  // The app's process-wide instance (app/_lib/instance.ts) and settings: plain process.env, kept for the whole file.
+  // The app's settings: plain process.env, kept for the whole file.
   app = await startSignInApp();
   provider = await startTestProvider(app.url);
   Object.assign(process.env, {

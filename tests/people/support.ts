@@ -2,62 +2,25 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Instance } from "../../server/instance";
 import { handleNodeApi } from "../../server/http/node-api";
-import * as oidcCallback from "../../app/api/auth/oidc/callback/route";
-import * as oidcLogin from "../../app/api/auth/oidc/login/route";
-import * as session from "../../app/api/session/route";
 
 /*
- * The sign-in routes over plain HTTP: a loopback server handing /api/auth/oidc/{login,callback}
- * and /api/session to the app's own route handlers (what `next start` serves) and everything
- * else to the API (server/http/node-api.ts), and a cookie-keeping client that follows nothing
- * on its own, so each hop of the sign-in can be looked at (and tampered with).
- */
-
-const ROUTES: Record<string, Partial<Record<string, (request: Request) => Promise<Response>>>> = {
-  "/api/auth/oidc/login": { GET: oidcLogin.GET },
-  "/api/auth/oidc/callback": { GET: oidcCallback.GET },
-  "/api/session": { POST: session.POST, DELETE: session.DELETE },
-};
-
-async function readBody(req: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/**
- * Listens first (the provider needs its URL), serves once `use` gave it the test's database: the
- * API on that client, the route handlers on the process-wide one (app/_lib/instance.ts, DATABASE_URL).
+ * The sign-in routes over plain HTTP: a loopback server handing every request to the API
+ * (server/http/node-api.ts, which serves /api/auth/oidc/{login,callback} and /api/session too),
+ * and a cookie-keeping client that follows nothing on its own, so each hop of the sign-in can
+ * be looked at (and tampered with). It listens first (the provider needs its URL) and serves
+ * once `use` gave it the test's instance.
  */
 export async function startSignInApp() {
   let instance: Instance | null = null;
   const server = http.createServer((req, res) => {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const handler = ROUTES[url.pathname]?.[req.method ?? "GET"];
     if (!instance) return void res.writeHead(503).end("no database yet");
-    if (!handler) return void handleNodeApi(instance, req, res);
-    void (async () => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers.set(name, value);
-      const body = req.method === "GET" ? undefined : await readBody(req);
-      const response = await handler(new Request(`${origin}${req.url}`, { method: req.method, headers, body }));
-      const out: Record<string, string | string[]> = {};
-      response.headers.forEach((value, name) => {
-        if (name !== "set-cookie") out[name] = value;
-      });
-      const cookies = response.headers.getSetCookie();
-      if (cookies.length > 0) out["set-cookie"] = cookies;
-      res.writeHead(response.status, out).end(Buffer.from(await response.arrayBuffer()));
-    })().catch((error: unknown) => {
-      if (!res.headersSent) res.writeHead(599).end(String(error));
-    });
+    void handleNodeApi(instance, req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url: origin,
-    use(database: { url: string; instance: Instance }) {
-      process.env.DATABASE_URL ??= database.url;
+    use(database: { instance: Instance }) {
       instance = database.instance;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),

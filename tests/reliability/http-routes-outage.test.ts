@@ -1,53 +1,41 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { readdirSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { createToken, forgetAuthenticatedTokens } from "../../server/auth/tokens";
 import { UNAVAILABLE_MESSAGE } from "../../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
-import { migrateDeploy, projectRoot } from "../../server/database/migrate";
+import { migrateDeploy } from "../../server/database/migrate";
 import { CSRF_HEADER } from "../../server/domain/contract";
 import { SESSION_COOKIE } from "../../server/trpc/init";
 import { isAlive, postmasterPid, tempDataDir } from "../../scripts/server-process";
-import * as healthLive from "../../app/api/health/live/route";
-import * as healthReady from "../../app/api/health/ready/route";
-import * as metrics from "../../app/api/metrics/route";
-import * as session from "../../app/api/session/route";
-import * as trpc from "../../app/api/trpc/[trpc]/route";
-import * as oidcLogin from "../../app/api/auth/oidc/login/route";
-import * as oidcCallback from "../../app/api/auth/oidc/callback/route";
-import * as slackInteractions from "../../app/api/integrations/slack/interactions/route";
-import * as githubWebhook from "../../app/api/integrations/github/webhook/route";
+import { databaseConnectTimeoutMs } from "../../server/config";
+import { API_PATHS } from "../../server/http/node-api";
+import { createInstance, type Instance } from "../../server/instance";
+import { startTestServer, type TestServer } from "../support/app";
 
 /**
- * Issue 12: every HTTP route outside tRPC's own error handling (the route handlers of app/api/,
- * which `next start` serves — the dashboard login among them — and server/http/) answers a
- * database outage like the API does: 503 with reason UNAVAILABLE and no internals, never a 500;
- * and works again once the database is back. The handlers run in this process on the
- * process-wide instance (app/_lib/instance.ts, DATABASE_URL) against a real PostgreSQL that is killed with
- * kill -9 and restarted.
+ * Issue 12: every HTTP route outside tRPC's own error handling (the route table of
+ * server/http/node-api.ts — the dashboard login among them) answers a database outage like the
+ * API does: 503 with reason UNAVAILABLE and no internals, never a 500; and works again once the
+ * database is back. The routes run in this process on an instance against a real PostgreSQL
+ * that is killed with kill -9 and restarted.
  */
 
 const INTERNALS = /127\.0\.0\.1|localhost:\d|prisma|postgres|ECONNREFUSED|ECONNRESET|terminat|stack|\bat \w+ \(/i;
-const origin = "http://127.0.0.1:3000";
 
 const data = tempDataDir();
 const cluster = path.join(data.dir, "pg");
 let database: EmbeddedDatabase;
+let instance: Instance;
+let server: TestServer;
 let operatorToken: string;
+const at = (path: string, init?: RequestInit) => fetch(`${server.url}${path}`, { redirect: "manual", ...init });
 
 const login = (token: string) =>
-  session.POST(
-    new Request(`${origin}/api/session`, {
-      method: "POST",
-      headers: { "content-type": "application/json", [CSRF_HEADER]: "1" },
-      body: JSON.stringify({ token }),
-    }),
-  );
-const logout = (sessionId: string) =>
-  session.DELETE(new Request(`${origin}/api/session`, { method: "DELETE", headers: { [CSRF_HEADER]: "1", cookie: `${SESSION_COOKIE}=${sessionId}` } }));
-const scrape = (token: string) => metrics.GET(new Request(`${origin}/api/metrics`, { headers: { authorization: `Bearer ${token}` } }));
-const healthCheck = () => trpc.GET(new Request(`${origin}/api/trpc/health.check`));
+  at("/api/session", { method: "POST", headers: { "content-type": "application/json", [CSRF_HEADER]: "1" }, body: JSON.stringify({ token }) });
+const logout = (sessionId: string) => at("/api/session", { method: "DELETE", headers: { [CSRF_HEADER]: "1", cookie: `${SESSION_COOKIE}=${sessionId}` } });
+const scrape = (token: string) => at("/api/metrics", { headers: { authorization: `Bearer ${token}` } });
+const healthCheck = () => at("/api/trpc/health.check");
 const sessionIdOf = (response: Response) => response.headers.get("set-cookie")?.match(new RegExp(`${SESSION_COOKIE}=([^;]+)`))?.[1];
 
 async function read(response: Response) {
@@ -78,36 +66,34 @@ beforeAll(async () => {
   database = await startEmbeddedPostgres({ dataDir: cluster });
   await migrateDeploy(database.url);
   stubSettings();
-  delete (globalThis as { workGraphNextInstance?: unknown }).workGraphNextInstance;
-  const { nextInstance } = await import("../../app/_lib/instance");
-  ({ token: operatorToken } = await createToken(nextInstance().db, { role: "operator", label: "outage test" }));
+  instance = createInstance({ databaseUrl: database.url, connectTimeoutMs: databaseConnectTimeoutMs() });
+  server = await startTestServer(instance);
+  ({ token: operatorToken } = await createToken(instance.db, { role: "operator", label: "outage test" }));
 });
 
 beforeEach(stubSettings);
 afterAll(async () => {
-  const { nextInstance } = await import("../../app/_lib/instance");
-  await nextInstance().close().catch(() => {});
+  await server?.close();
+  await instance?.close().catch(() => {});
   await database?.stop();
   data.remove();
 });
 
-describe("app/api route handlers while the database is down", () => {
-  it("every route file under app/api is exercised here", () => {
-    const routes = readdirSync(path.join(projectRoot(), "app", "api"), { recursive: true, encoding: "utf8" })
-      .filter((file) => path.basename(file) === "route.ts")
-      .map((file) => file.split(path.sep).join("/"))
-      .sort();
+describe("the HTTP routes while the database is down", () => {
+  it("every route of the route table is exercised here", () => {
     // A new route must be added to this file, with what it answers during an outage.
-    expect(routes).toEqual([
-      "auth/oidc/callback/route.ts",
-      "auth/oidc/login/route.ts",
-      "health/live/route.ts",
-      "health/ready/route.ts",
-      "integrations/github/webhook/route.ts",
-      "integrations/slack/interactions/route.ts",
-      "metrics/route.ts",
-      "session/route.ts",
-      "trpc/[trpc]/route.ts",
+    expect([...API_PATHS].sort()).toEqual([
+      "/api/auth/oidc/callback",
+      "/api/auth/oidc/login",
+      "/api/docs",
+      "/api/health/live",
+      "/api/health/ready",
+      "/api/integrations/github/webhook",
+      "/api/integrations/slack/interactions",
+      "/api/metrics",
+      "/api/openapi.json",
+      "/api/session",
+      "/api/trpc",
     ]);
   });
 
@@ -123,7 +109,7 @@ describe("app/api route handlers while the database is down", () => {
       const postmaster = postmasterPid(cluster);
       process.kill(postmaster, "SIGKILL");
       await expect.poll(() => isAlive(postmaster), { message: "PostgreSQL to be gone", timeout: 30_000 }).toBe(false);
-      forgetAuthenticatedTokens((await import("../../app/_lib/instance")).nextInstance().db); // no cached authentication: the login must ask the database
+      forgetAuthenticatedTokens(instance.db); // no cached authentication: the login must ask the database
 
       const answers = {
         login: await read(await login(operatorToken)),
@@ -137,22 +123,24 @@ describe("app/api route handlers while the database is down", () => {
         expect(answer.text, name).not.toMatch(INTERNALS);
       }
       // The answers of the other routes, for the same outage.
-      const ready = await read(await healthReady.GET());
+      const ready = await read(await at("/api/health/ready"));
       expect(ready.status).toBe(503);
       expect(ready.body).toMatchObject({ status: "unavailable", checks: { database: "unavailable" } });
       const trpcAnswer = await read(await healthCheck());
       expect(trpcAnswer.status).toBe(503);
       expect(trpcAnswer.body.error).toMatchObject({ message: UNAVAILABLE_MESSAGE, data: { reason: "UNAVAILABLE", httpStatus: 503 } });
-      const live = await read(healthLive.GET());
+      const live = await read(await at("/api/health/live"));
       expect(live.status).toBe(200);
       for (const answer of [ready, trpcAnswer, live]) expect(answer.text).not.toMatch(INTERNALS);
+      // The API's description needs no database.
+      for (const path of ["/api/openapi.json", "/api/docs"]) expect((await at(path)).status, path).toBe(200);
 
       // The integrations: a correctly signed Slack interaction and GitHub delivery need the
       // database (Slack's 300 s window is judged by its clock) and say so; sign-in with a provider
       // that cannot be reached goes back to /login, which says sign-in is unavailable.
       const slackBody = `payload=${encodeURIComponent(JSON.stringify({ type: "block_actions", user: { id: "U0OUTAGE" }, actions: [] }))}`;
       const slackTimestamp = String(Math.floor(Date.now() / 1000));
-      const slackAnswer = await read(await slackInteractions.POST(new Request(`${origin}/api/integrations/slack/interactions`, {
+      const slackAnswer = await read(await at("/api/integrations/slack/interactions", {
         method: "POST",
         headers: {
           "content-type": "application/x-www-form-urlencoded",
@@ -160,9 +148,9 @@ describe("app/api route handlers while the database is down", () => {
           "x-slack-signature": `v0=${createHmac("sha256", SLACK_SECRET).update(`v0:${slackTimestamp}:${slackBody}`).digest("hex")}`,
         },
         body: slackBody,
-      })));
+      }));
       const githubBody = JSON.stringify({ action: "opened", issue: { number: 1, title: "Outage", body: null, labels: [{ name: "work-graph" }], state: "open" }, repository: { full_name: "acme/outage" }, sender: { login: "octocat" } });
-      const githubAnswer = await read(await githubWebhook.POST(new Request(`${origin}/api/integrations/github/webhook`, {
+      const githubAnswer = await read(await at("/api/integrations/github/webhook", {
         method: "POST",
         headers: {
           "content-type": "application/json",
@@ -171,13 +159,13 @@ describe("app/api route handlers while the database is down", () => {
           "x-hub-signature-256": `sha256=${createHmac("sha256", GITHUB_SECRET).update(githubBody).digest("hex")}`,
         },
         body: githubBody,
-      })));
+      }));
       for (const [name, answer] of Object.entries({ slack: slackAnswer, github: githubAnswer })) {
         expect(answer.status, name).toBe(503);
         expect(answer.body, name).toMatchObject({ reason: "UNAVAILABLE" });
         expect(answer.text, name).not.toMatch(INTERNALS);
       }
-      for (const response of [await oidcLogin.GET(new Request(`${origin}/api/auth/oidc/login`)), await oidcCallback.GET(new Request(`${origin}/api/auth/oidc/callback?code=x&state=y`))]) {
+      for (const response of [await at("/api/auth/oidc/login"), await at("/api/auth/oidc/callback?code=x&state=y")]) {
         expect(response.status).toBe(303);
         expect(response.headers.get("location")).toMatch(/\/login$/);
       }
@@ -204,7 +192,7 @@ describe("app/api route handlers while the database is down", () => {
     expect(scraped.status).toBe(200);
     expect(await scraped.text()).toMatch(/work_graph_items/);
     expect((await healthCheck()).status).toBe(200);
-    expect((await healthReady.GET()).status).not.toBe(500); // 503 here only because no expiry sweep runs in this process
+    expect((await at("/api/health/ready")).status).not.toBe(500); // 503 here only because no expiry sweep runs in this process
   });
 
   it("a failure that is not an outage is a generic 500 INTERNAL, the details only in the log", async () => {

@@ -1,8 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { adminContacts } from "@/server/auth/people";
 import { oidcSettings } from "@/server/config";
-import { nextInstance } from "@/app/_lib/instance";
+import { pageContext } from "@/app/_lib/session";
 import type { Refusal } from "@/server/auth/oidc";
 
 export const dynamic = "force-dynamic";
@@ -21,7 +20,7 @@ export default async function RefusedPage({ searchParams }: { searchParams: Prom
   const refusal: Refusal = reason !== undefined && reason in WHY ? (reason as Refusal) : "provider";
   const settings = oidcSettings();
   const groups = settings ? [...settings.adminGroups, ...settings.operatorGroups] : [];
-  const admins = refusal === "no_group" || refusal === "disabled" ? await adminContacts(nextInstance().db) : [];
+  const admins = refusal === "no_group" || refusal === "disabled" ? (await pageContext()).adminContacts : [];
   return (
     <main id="main" className="login-page">
       <div className="login-card">

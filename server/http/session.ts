@@ -1,18 +1,15 @@
 import { NextResponse } from "next/server";
-import { createSession, endSession, SESSION_SECONDS, sessionCaller } from "@/server/auth/sessions";
-import { authenticate } from "@/server/auth/tokens";
-import { noteDatabaseUp } from "@/server/database/availability";
-import { nextInstance } from "@/app/_lib/instance";
-import { readBoundedBody } from "@/server/http/body";
-import { failureResponse } from "@/server/http/unavailable";
-import { CSRF_HEADER } from "@/server/domain/contract";
-import { cookieValue, SESSION_COOKIE } from "@/server/trpc/init";
-import { isHttps } from "@/app/_lib/https";
-import { DASHBOARD_ROLES } from "@/app/_lib/session";
-import { tokenLoginEnabled } from "@/server/config";
-import { endSessionUrl, oidcProvider } from "@/server/auth/oidc";
-
-export const dynamic = "force-dynamic";
+import { endSessionUrl, oidcProvider } from "../auth/oidc";
+import { createSession, DASHBOARD_ROLES, endSession, SESSION_SECONDS, sessionCaller } from "../auth/sessions";
+import { authenticate } from "../auth/tokens";
+import { tokenLoginEnabled } from "../config";
+import type { Db } from "../db";
+import { noteDatabaseUp } from "../database/availability";
+import { CSRF_HEADER } from "../domain/contract";
+import { cookieValue, SESSION_COOKIE } from "../trpc/init";
+import { readBoundedBody } from "./body";
+import { isHttps } from "./https";
+import { failureResponse } from "./unavailable";
 
 /** A login body holds one token (tokens are under 100 characters). */
 const LOGIN_BODY_BYTES = 4096;
@@ -41,14 +38,16 @@ function refuseCrossSite(request: Request): NextResponse | null {
  * Log in: `{ token }` → a server-side session for a live operator or admin token; the httpOnly
  * cookie carries only the session id (the token itself never goes back to the browser).
  */
-export async function POST(request: Request) {
+/** POST /api/session logs in, DELETE logs out. */
+export async function handleSessionRequest(db: Db, request: Request): Promise<Response> {
+  if (request.method !== "POST" && request.method !== "DELETE") return json(405, { reason: "VALIDATION", message: "use POST to log in or DELETE to log out" });
   const refused = refuseCrossSite(request);
   if (refused) return refused;
-  // The database down (or any other failure): 503 UNAVAILABLE (or a generic 500), never Next's bare 500 or error text.
-  return logIn(request).catch((error: unknown) => failureResponse(error, "/api/session"));
+  // The database down (or any other failure): 503 UNAVAILABLE (or a generic 500), never a bare 500 or error text.
+  return (request.method === "POST" ? logIn(db, request) : logOut(db, request)).catch((error: unknown) => failureResponse(error, "/api/session"));
 }
 
-async function logIn(request: Request): Promise<NextResponse> {
+async function logIn(db: Db, request: Request): Promise<NextResponse> {
   if (!tokenLoginEnabled()) {
     return json(403, { reason: "FORBIDDEN", message: "Token login is off here (WORK_GRAPH_TOKEN_LOGIN=off): sign in with the identity provider." });
   }
@@ -58,7 +57,7 @@ async function logIn(request: Request): Promise<NextResponse> {
   const token = typeof body?.token === "string" ? body.token.trim() : "";
   if (!token) return json(400, { reason: "VALIDATION", message: "Paste a token to log in." });
   if (token.length > 500) return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid." });
-  const caller = await authenticate(nextInstance().db, token);
+  const caller = await authenticate(db, token);
   noteDatabaseUp();
   if (!caller) {
     return json(401, { reason: "UNAUTHENTICATED", message: "That token is not valid: it is unknown or has been revoked." });
@@ -69,7 +68,7 @@ async function logIn(request: Request): Promise<NextResponse> {
       message: `That is an agent token (worker ${caller.workerId}). The dashboard is for people: use an operator or admin token.`,
     });
   }
-  const sessionId = await createSession(nextInstance().db, caller.tokenId);
+  const sessionId = await createSession(db, caller.tokenId);
   const response = json(200, { role: caller.role, actor: caller.actor });
   response.cookies.set(SESSION_COOKIE, sessionId, {
     httpOnly: true,
@@ -86,16 +85,10 @@ async function logIn(request: Request): Promise<NextResponse> {
  * `redirect` is where the browser goes next: for a signed-in person the provider's end-session
  * URL when it has one (ending the sign-in there too), else /login.
  */
-export async function DELETE(request: Request) {
-  const refused = refuseCrossSite(request);
-  if (refused) return refused;
-  return logOut(request).catch((error: unknown) => failureResponse(error, "/api/session"));
-}
-
-async function logOut(request: Request): Promise<NextResponse> {
+async function logOut(db: Db, request: Request): Promise<NextResponse> {
   const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
-  const caller = sessionId ? await sessionCaller(nextInstance().db, sessionId) : null;
-  if (sessionId) await endSession(nextInstance().db, sessionId);
+  const caller = sessionId ? await sessionCaller(db, sessionId) : null;
+  if (sessionId) await endSession(db, sessionId);
   const provider = caller?.person ? await oidcProvider() : null;
   const redirect = provider?.status === "ready" ? endSessionUrl(provider.configuration) : "/login";
   const response = json(200, { ok: true, redirect });
