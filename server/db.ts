@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
 import { PrismaClient } from "./generated/prisma/client";
-import { createAuthCache, type AuthCache } from "./auth/tokens";
-import type { Metrics } from "./metrics";
+import { createAuthCache, type AuthCache } from "./auth/auth-cache";
+import type { Metrics } from "./metric-registry";
 
 /**
  * Named prepared statements (only with `namedStatements`: a direct connection, or a pooler that

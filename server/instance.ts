@@ -3,7 +3,7 @@ import { createDb, type Db, type DbOptions } from "./db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./database/availability";
 import { createHealthState, type HealthState } from "./health";
 import { logger } from "./log";
-import { createMetrics, type Metrics } from "./metrics";
+import { createMetrics, type Metrics } from "./metric-registry";
 import { startExpirySweeper } from "./operations/sweep";
 import { Relay } from "./realtime/relay";
 import { Wakeups } from "./realtime/wakeups";

@@ -33,23 +33,12 @@ export function callerFromToken(row: TokenIdentity): Caller {
 
 /**
  * Recently authenticated tokens, per instance: a busy agent's calls skip the lookup.
- * An entry lives AUTH_CACHE_MS; revoking a token through this process clears the cache at
+ * An entry lives AUTH_CACHE_MS; revoking a token through this instance clears its cache at
  * once, and another app instance sees a revocation within AUTH_CACHE_MS. Only known tokens
  * are kept (a new token works at once) and the map is bounded, so random tokens cannot grow it.
  */
 const AUTH_CACHE_MS = 1_000;
 const AUTH_CACHE_MAX = 10_000;
-
-/** The cache of one instance's client (its Executor, server/db.ts). */
-export function createAuthCache() {
-  return {
-    callers: new Map<string, { caller: Caller; until: number; generation: number }>(),
-    /** Bumped by every revocation through this instance: older cache entries no longer count. */
-    revocations: 0,
-  };
-}
-
-export type AuthCache = ReturnType<typeof createAuthCache>;
 
 /** Drops every cached authentication (a revocation does this; tests that edit tokens in SQL call it). */
 export function forgetAuthenticatedTokens(db: Db | Tx): void {

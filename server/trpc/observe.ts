@@ -2,7 +2,8 @@ import { getHTTPStatusCodeFromError } from "@trpc/server/http";
 import type { TRPCError } from "@trpc/server";
 import type { Caller } from "../domain/types";
 import { logger } from "../log";
-import { countHttpRequest, type Metrics } from "../metrics";
+import type { Metrics } from "../metric-registry";
+import { countHttpRequest } from "../metrics";
 import { reasonOf } from "./init";
 import { appRouter } from "./root";
 
