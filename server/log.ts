@@ -19,13 +19,12 @@ function createLogger(level: string): Logger {
   return process.stdout.isTTY ? pino(options, pretty({ sync: true, colorize: true })) : pino(options, process.stdout);
 }
 
-// One logger per process, shared by Next's bundles and the code `npm start` runs outside Next.
-const globalKey = Symbol.for("work-graph.logger");
-const lifecycleKey = Symbol.for("work-graph.logger.lifecycle");
-const holder = globalThis as unknown as { [globalKey]?: Logger; [lifecycleKey]?: Logger };
+// The process's one stdout, so one logger (the instance keeps it as `log`), made when first used: the level is read then.
+let processLogger: Logger | undefined;
+let lifecycle: Logger | undefined;
 
 export function logger(): Logger {
-  return (holder[globalKey] ??= createLogger(logLevel()));
+  return (processLogger ??= createLogger(logLevel()));
 }
 
 /**
@@ -34,7 +33,7 @@ export function logger(): Logger {
  */
 export function lifecycleLogger(): Logger {
   const base = logger();
-  return (holder[lifecycleKey] ??= base.isLevelEnabled("info") ? base : base.child({}, { level: "info" }));
+  return (lifecycle ??= base.isLevelEnabled("info") ? base : base.child({}, { level: "info" }));
 }
 
 /** For the message that the configuration is invalid, which must reach the log even when the log level is what is invalid. */

@@ -8,12 +8,16 @@ import { dts } from "rolldown-plugin-dts";
 const here = import.meta.dirname;
 const repo = path.resolve(here, "../..");
 const dist = path.join(here, "dist");
-const serverDb = path.join(repo, "server", "db");
+/** Server modules the router's context names, each replaced by an opaque stand-in in the types build. */
+const standIns = new Map([
+  [path.join(repo, "server", "db"), path.join(here, "build", "server-db.d.ts")],
+  [path.join(repo, "server", "instance"), path.join(here, "build", "server-instance.d.ts")],
+]);
 
 /** Bare specifiers (npm packages, node: builtins) stay imports; our own files are bundled. */
 const external = (id) => !id.startsWith(".") && !path.isAbsolute(id);
 
-/** In the types build, the server's database client type is replaced by an opaque stand-in. */
+/** In the types build, the server's database client and instance types are replaced by opaque stand-ins. */
 const opaqueDatabaseType = {
   name: "opaque-database-type",
   resolveId: {
@@ -21,7 +25,8 @@ const opaqueDatabaseType = {
     handler(source, importer) {
       if (!importer || !source.startsWith(".")) return null;
       const target = path.resolve(path.dirname(importer), source).replace(/\.(d\.)?ts$/, "");
-      return target === serverDb ? { id: path.join(here, "build", "server-db.d.ts") } : null;
+      const standIn = standIns.get(target);
+      return standIn ? { id: standIn } : null;
     },
   },
 };

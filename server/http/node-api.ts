@@ -150,7 +150,7 @@ export async function handleNodeApi(instance: Instance, req: IncomingMessage, re
 const notFound: ApiResponse = {
   status: 404,
   headers: { "content-type": "application/json" },
-  body: JSON.stringify({ reason: "NOT_FOUND", message: "this server runs with --api-only: only /api/trpc, /api/health/*, /api/metrics, /api/openapi.json, /api/docs, /api/integrations/slack/interactions and /api/integrations/github/webhook exist" }),
+  body: JSON.stringify({ reason: "NOT_FOUND", message: `this server runs with --api-only: only ${API_PATHS.join(", ")} exist` }),
 };
 
 /**
