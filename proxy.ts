@@ -24,11 +24,6 @@ export function contentSecurityPolicy(nonce: string): string {
 }
 
 export function proxy(request: NextRequest) {
-  if (request.nextUrl.pathname.startsWith("/api/")) {
-    const response = NextResponse.next();
-    response.headers.set("cache-control", "no-store");
-    return response;
-  }
   const nonce = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const policy = contentSecurityPolicy(nonce);
   const headers = new Headers(request.headers);

@@ -58,7 +58,7 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
  * Whether a commit is one the database does not announce and that made nothing claimable (a
  * claim, a renewal, a note, a release that readied nothing): after it, the instance's
  * event-stream readers hear of it at once and the relay tells other instances
- * (server/instance.ts announceQuietCommit).
+ * (the hook server/instance.ts sets: its wake-ups and relay).
  */
 export type QuietCommit<T> = (result: T) => boolean;
 

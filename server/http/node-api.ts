@@ -12,12 +12,13 @@ import { handleOidcCallback, handleOidcLogin } from "./oidc";
 import { attachPageContext } from "./page-context";
 import { handleSessionRequest } from "./session";
 
-/**
+/*
  * Every /api route, served straight from Node's HTTP server in front of Next
  * (scripts/start.ts, also with --dev and --api-only): an agent's call does not go through
  * Next's router, which cost about as much CPU per request as the API's own work
  * (BENCHMARKS.md). Next serves only the dashboard's pages (createRequestHandler).
  */
+
 /** Headers next.config.js sets on every page; the API path bypasses Next, so they are set here. */
 const SECURITY_HEADERS = { "x-content-type-options": "nosniff", "x-frame-options": "DENY", "referrer-policy": "no-referrer" };
 
@@ -63,7 +64,10 @@ async function fetchRequestOf(req: IncomingMessage, url: URL, signal: AbortSigna
 const fetchRoute = (handler: (db: Instance["db"], request: Request) => Promise<Response>): Answer =>
   async (instance, req, url, signal) => {
     const response = await handler(instance.db, await fetchRequestOf(req, url, signal));
-    return { ...fromResponse(response), cookies: response.headers.getSetCookie() };
+    const answer = fromResponse(response);
+    // They answer with the signed-in caller's session, or send the browser on: never cached.
+    answer.headers["cache-control"] = "no-store";
+    return { ...answer, cookies: response.headers.getSetCookie() };
   };
 
 /** The one route table: every path the API answers. */
