@@ -9,6 +9,8 @@ import { Relay } from "./realtime/relay";
 import { Wakeups } from "./realtime/wakeups";
 import { startWebhookDispatcher, type DispatcherOptions } from "./webhooks/dispatcher";
 
+const BACKGROUND_POOL_SIZE = 4;
+
 export interface InstanceOptions extends DbOptions {
   databaseUrl: string;
 }
@@ -22,8 +24,8 @@ export interface BackgroundOptions {
 
 /**
  * One app instance, built once (scripts/start.ts, each test's fixtures, the benchmark) and
- * passed in: its database client (every statement goes through it; see Executor in ./db.ts),
- * its metrics, its wake-up hub and relay, its health state and its background loops. Nothing
+ * passed in: its database client (every statement goes through it; see Executor in ./db.ts)
+ * and, once its background loops run, their small one; its metrics, its wake-up hub and relay, its health state and its background loops. Nothing
  * of it is found through a module-level registry.
  */
 export class Instance {
@@ -33,27 +35,41 @@ export class Instance {
   readonly relay: Relay;
   readonly health: HealthState;
   readonly log: Logger;
+  private readonly options: InstanceOptions;
   private background: { stop(): Promise<void> }[] = [];
+  private backgroundDb: Db | null = null;
 
   constructor(options: InstanceOptions) {
+    this.options = options;
     this.log = logger();
     this.metrics = createMetrics();
     this.health = createHealthState();
-    this.db = createDb(options.databaseUrl, options, this.metrics);
+    this.db = this.client(options);
     this.relay = new Relay(this.db);
     this.wakeups = new Wakeups(this.db, this.db.$executor().directConnectionString);
+  }
+
+  /** A client of this instance: its metrics, and its quiet commits announced. */
+  private client(options: InstanceOptions): Db {
+    const db = createDb(options.databaseUrl, options, this.metrics);
     // A commit the database does not announce (server/database/transaction.ts QuietCommit):
     // this instance's readers hear of it at once, other instances' through the relay.
-    this.db.$executor().onQuietCommit = () => {
+    db.$executor().onQuietCommit = () => {
       this.wakeups.heardQuietCommitHere();
       this.relay.request();
     };
+    return db;
   }
 
-  /** The expiry sweep and the outbox dispatcher, stopped by close(). */
+  /**
+   * The expiry sweep and the outbox dispatcher, stopped by close(). They get a small pool of
+   * their own, without the API's statement timeout: requests filling the API's pool never
+   * starve them (nor read as a database outage).
+   */
   startBackground(options: BackgroundOptions): void {
+    const db = (this.backgroundDb ??= this.client({ ...this.options, poolSize: BACKGROUND_POOL_SIZE, statementTimeoutMs: 0 }));
     const sweeper = startExpirySweeper(
-      this.db,
+      db,
       options.sweepIntervalMs,
       (error) => {
         if (isDatabaseUnavailable(error)) noteDatabaseDown();
@@ -64,7 +80,7 @@ export class Instance {
         noteDatabaseUp();
       },
     );
-    this.background.push(sweeper, startWebhookDispatcher(this.db, options.outbox));
+    this.background.push(sweeper, startWebhookDispatcher(db, options.outbox));
   }
 
   /** Stops the background loops and the wake-ups, waits for pending relays, and closes the database client. */
@@ -73,7 +89,7 @@ export class Instance {
     this.background = [];
     await this.wakeups.close();
     await this.relay.settled();
-    await this.db.$disconnect();
+    await Promise.all([this.db.$disconnect(), this.backgroundDb?.$disconnect()]);
   }
 }
 
