@@ -1,4 +1,3 @@
-import { NextResponse } from "next/server";
 import { endSessionUrl, oidcProvider } from "../auth/oidc";
 import { createSession, DASHBOARD_ROLES, endSession, SESSION_SECONDS, sessionCaller } from "../auth/sessions";
 import { authenticate } from "../auth/tokens";
@@ -8,6 +7,7 @@ import { noteDatabaseUp } from "../database/availability";
 import { CSRF_HEADER } from "../domain/contract";
 import { cookieValue, SESSION_COOKIE } from "../trpc/init";
 import { readBoundedBody } from "./body";
+import { setCookie } from "./cookies";
 import { isHttps } from "./https";
 import { failureResponse } from "./unavailable";
 
@@ -23,13 +23,13 @@ function parseJson(text: string): unknown {
 }
 
 const json = (status: number, body: Record<string, unknown>) =>
-  NextResponse.json(body, { status, headers: { "cache-control": "no-store" } });
+  Response.json(body, { status, headers: { "cache-control": "no-store" } });
 
 /**
  * Same-origin check for the session endpoints: the dashboard's own fetch sends CSRF_HEADER,
  * which a cross-site form cannot add and a cross-site fetch cannot send without CORS.
  */
-function refuseCrossSite(request: Request): NextResponse | null {
+function refuseCrossSite(request: Request): Response | null {
   if (request.headers.get(CSRF_HEADER) === "1") return null;
   return json(403, { reason: "FORBIDDEN", message: `missing ${CSRF_HEADER} header` });
 }
@@ -47,7 +47,7 @@ export async function handleSessionRequest(db: Db, request: Request): Promise<Re
   return (request.method === "POST" ? logIn(db, request) : logOut(db, request)).catch((error: unknown) => failureResponse(error, "/api/session"));
 }
 
-async function logIn(db: Db, request: Request): Promise<NextResponse> {
+async function logIn(db: Db, request: Request): Promise<Response> {
   if (!tokenLoginEnabled()) {
     return json(403, { reason: "FORBIDDEN", message: "Token login is off here (WORK_GRAPH_TOKEN_LOGIN=off): sign in with the identity provider." });
   }
@@ -70,7 +70,7 @@ async function logIn(db: Db, request: Request): Promise<NextResponse> {
   }
   const sessionId = await createSession(db, caller.tokenId);
   const response = json(200, { role: caller.role, actor: caller.actor });
-  response.cookies.set(SESSION_COOKIE, sessionId, {
+  setCookie(response.headers, SESSION_COOKIE, sessionId, {
     httpOnly: true,
     sameSite: "strict",
     path: "/",
@@ -85,13 +85,13 @@ async function logIn(db: Db, request: Request): Promise<NextResponse> {
  * `redirect` is where the browser goes next: for a signed-in person the provider's end-session
  * URL when it has one (ending the sign-in there too), else /login.
  */
-async function logOut(db: Db, request: Request): Promise<NextResponse> {
+async function logOut(db: Db, request: Request): Promise<Response> {
   const sessionId = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
   const caller = sessionId ? await sessionCaller(db, sessionId) : null;
   if (sessionId) await endSession(db, sessionId);
   const provider = caller?.person ? await oidcProvider() : null;
   const redirect = provider?.status === "ready" ? endSessionUrl(provider.configuration) : "/login";
   const response = json(200, { ok: true, redirect });
-  response.cookies.set(SESSION_COOKIE, "", { httpOnly: true, sameSite: "strict", path: "/", secure: isHttps(request), maxAge: 0 });
+  setCookie(response.headers, SESSION_COOKIE, "", { httpOnly: true, sameSite: "strict", path: "/", secure: isHttps(request), maxAge: 0 });
   return response;
 }
