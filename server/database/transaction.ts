@@ -35,15 +35,26 @@ export function afterCommit(tx: Tx | Db, effect: () => void): void {
 }
 
 /**
+ * Whether a commit is one the database does not announce and that made nothing claimable (a
+ * claim, a renewal, a note, a release that readied nothing): after it, the instance's
+ * event-stream readers hear of it at once and the relay tells other instances
+ * (the hook server/instance.ts sets: its wake-ups and relay).
+ */
+export type QuietCommit<T> = (result: T) => boolean;
+
+/**
  * Runs `attempt` again, whole, when PostgreSQL aborted it with a deadlock or serialization
  * failure (up to 8 times). Operations take row locks in one global order (by id), so that
  * should not happen: every replay is logged with its SQLSTATE, so an ordering defect shows up
- * instead of costing a silent second.
+ * instead of costing a silent second. Once an attempt committed, the quiet-commit announcement
+ * of `db` when `quiet` says so.
  */
-export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+async function retrying<T>(attempt: () => Promise<T>, db?: Db, quiet?: QuietCommit<T>): Promise<T> {
   for (let round = 1; ; round++) {
     try {
-      return await attempt();
+      const result = await attempt();
+      if (quiet?.(result)) db!.$executor().onQuietCommit();
+      return result;
     } catch (error) {
       const state = sqlState(error);
       if (round >= 8 || !state || !RETRYABLE_SQLSTATES.has(state)) throw error;
@@ -54,13 +65,8 @@ export async function retryingConflicts<T>(attempt: () => Promise<T>): Promise<T
   }
 }
 
-/**
- * Whether a commit is one the database does not announce and that made nothing claimable (a
- * claim, a renewal, a note, a release that readied nothing): after it, the instance's
- * event-stream readers hear of it at once and the relay tells other instances
- * (the hook server/instance.ts sets: its wake-ups and relay).
- */
-export type QuietCommit<T> = (result: T) => boolean;
+/** `attempt` replayed on conflicts (see retrying), announcing nothing. */
+export const retryingConflicts = <T>(attempt: () => Promise<T>): Promise<T> => retrying(attempt);
 
 /**
  * Runs `work` as one interactive transaction (READ COMMITTED), replayed on conflicts
@@ -69,7 +75,7 @@ export type QuietCommit<T> = (result: T) => boolean;
  */
 export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, quiet?: QuietCommit<T>): Promise<T> {
   const executor = db.$executor();
-  const result = await retryingConflicts(async () => {
+  return retrying(async () => {
     const effects: (() => void)[] = [];
     let open: Tx | undefined;
     try {
@@ -79,14 +85,8 @@ export async function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, qui
     } finally {
       if (open) executor.commitEffects.delete(open);
     }
-  });
-  if (quiet?.(result)) executor.onQuietCommit();
-  return result;
+  }, db, quiet);
 }
 
 /** One autocommit statement (`statement`), replayed on conflicts; after it, the quiet-commit announcement when `quiet` says so. */
-export async function autocommit<T>(db: Db, statement: () => Promise<T>, quiet: QuietCommit<T>): Promise<T> {
-  const result = await retryingConflicts(statement);
-  if (quiet(result)) db.$executor().onQuietCommit();
-  return result;
-}
+export const autocommit = <T>(db: Db, statement: () => Promise<T>, quiet: QuietCommit<T>): Promise<T> => retrying(statement, db, quiet);
