@@ -21,6 +21,7 @@ import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directD
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
+import { createDatabaseIfAbsent } from "../server/database/create-database";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { refuseUnsupportedServer } from "../server/database/server-version";
 import { markDraining, recordSweepPass } from "../server/health";
@@ -138,6 +139,7 @@ async function main() {
   const database = databaseUrl()!;
   // Migrations take a session advisory lock: never through a transaction-mode pooler.
   const direct = directDatabaseUrl()!;
+  await createDatabaseIfAbsent(direct);
   await refuseUnsupportedServer(direct);
   if (await hasPendingMigrations(direct)) await migrateDeploy(direct);
 
