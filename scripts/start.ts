@@ -28,11 +28,12 @@ import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
-import { slackApp } from "../server/slack/client";
-import { syncSlackAppWebhook } from "../server/slack/deliver";
-import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
-import { githubApi, syncGithubWebhook } from "../server/github/progress";
-import { ensureSecretKey } from "../server/webhooks/secret-box";
+import { slackApp } from "../server/integrations/slack/client";
+import { syncSlackAppWebhook } from "../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../server/integrations/webhooks/dispatcher";
+import { sweepOldGithubDeliveries } from "../server/integrations/github/operations";
+import { githubApi, syncGithubWebhook } from "../server/integrations/github/progress";
+import { ensureSecretKey } from "../server/integrations/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
 const root = projectRoot();
@@ -213,6 +214,7 @@ async function main() {
       recordSweepPass(sweepMs);
       noteDatabaseUp();
     },
+    [sweepOldGithubDeliveries],
   );
   const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), slack, github });
 

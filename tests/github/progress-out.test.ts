@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { githubApiSettings } from "../../server/config";
-import { githubApi, syncGithubWebhook } from "../../server/github/progress";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { githubApi, syncGithubWebhook } from "../../server/integrations/github/progress";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { githubEnv, githubTest, REPO, startFakeGithub } from "./support";
 
 /*

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect } from "vitest";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { callerAs } from "../support/app";
 import { databaseTest } from "../support/fixtures";
 

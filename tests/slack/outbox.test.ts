@@ -1,9 +1,9 @@
 import { describe, expect, onTestFinished } from "vitest";
 import { createDb } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { slackApp } from "../../server/integrations/slack/client";
+import { syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
 
 /*

@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { expect, vi } from "vitest";
 import type { SlackSettings } from "../../server/config";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { slackApp } from "../../server/integrations/slack/client";
+import { syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { SLACK_INTERACTIONS_PATH } from "../../server/integrations/slack/interactions";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { databaseTest, type Actors } from "../support/fixtures";
 import { slackSignature, startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
 

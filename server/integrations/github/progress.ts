@@ -1,13 +1,13 @@
 import { Octokit } from "@octokit/rest";
-import type { Db } from "../db";
-import { logger } from "../log";
-import { insertGithubComment, selectAttentionForGithub, selectGithubComment, selectGithubItem, upsertGithubWebhook } from "../sql/github";
-import type { AttemptResult } from "../sql/webhooks";
+import type { Db } from "../../db";
+import { logger } from "../../log";
+import { insertGithubComment, selectAttentionForGithub, selectGithubComment, selectGithubItem, upsertGithubWebhook } from "./statements";
+import type { AttemptResult } from "../webhooks/statements";
 import type { ClaimedDelivery } from "../webhooks/claim";
 import { itemUrl, newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/send";
 import { encryptSecret } from "../webhooks/secret-box";
-import { parseGithubIssueExternalId } from "../domain/contract";
+import { parseGithubIssueExternalId } from "../../domain/contract";
 
 /*
  * GitHub progress out (docs/github.md): the outbox's `github` webhook takes the events of items

@@ -1,9 +1,9 @@
-import { Prisma } from "../generated/prisma/client";
-import type { Db } from "../db";
-import type { Tx } from "../database/transaction";
-import { STAGE_SQL } from "../domain/readiness";
-import { actorNameOf } from "../domain/views";
-import type { WebhookFormat } from "../webhooks/payload";
+import { Prisma } from "../../generated/prisma/client";
+import type { Db } from "../../db";
+import type { Tx } from "../../database/transaction";
+import { STAGE_SQL } from "../../domain/readiness";
+import { actorNameOf } from "../../domain/views";
+import type { WebhookFormat } from "./payload";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
 const ATTEMPT_LEASE_SECONDS = 60;

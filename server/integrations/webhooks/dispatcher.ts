@@ -1,7 +1,7 @@
-import { isDatabaseUnavailable } from "../database/availability";
-import type { Db } from "../db";
+import { isDatabaseUnavailable } from "../../database/availability";
+import type { Db } from "../../db";
 import { attemptGithubDelivery, type GithubApi } from "../github/progress";
-import { logger } from "../log";
+import { logger } from "../../log";
 import type { SlackApp } from "../slack/client";
 import { attemptSlackDelivery } from "../slack/deliver";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";

@@ -1,7 +1,7 @@
-import type { Db } from "../db";
-import type { WorkGraphEvent } from "../domain/types";
-import { toEvent } from "../domain/views";
-import { claimDueDeliveries, type ClaimedRow } from "../sql/webhooks";
+import type { Db } from "../../db";
+import type { WorkGraphEvent } from "../../domain/types";
+import { toEvent } from "../../domain/views";
+import { claimDueDeliveries, type ClaimedRow } from "./statements";
 import { TEST_EVENT_TYPE, type WebhookFormat } from "./payload";
 
 export interface ClaimedDelivery {

@@ -1,5 +1,5 @@
-import type { Db } from "../db";
-import { recordAttempts, type AttemptResult } from "../sql/webhooks";
+import type { Db } from "../../db";
+import { recordAttempts, type AttemptResult } from "./statements";
 import type { ClaimedDelivery } from "./claim";
 
 /**

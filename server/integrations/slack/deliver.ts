@@ -1,8 +1,8 @@
 import { SlackError, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from "@slack/web-api";
-import type { Db } from "../db";
-import { logger } from "../log";
-import type { AttemptResult } from "../sql/webhooks";
-import { insertSlackMessage, postIsPending, selectRequestForSlack, selectSlackMessage, upsertSlackAppWebhook } from "../sql/slack";
+import type { Db } from "../../db";
+import { logger } from "../../log";
+import type { AttemptResult } from "../webhooks/statements";
+import { insertSlackMessage, postIsPending, selectRequestForSlack, selectSlackMessage, upsertSlackAppWebhook } from "./statements";
 import type { ClaimedDelivery } from "../webhooks/claim";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { encryptSecret } from "../webhooks/secret-box";
