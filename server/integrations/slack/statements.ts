@@ -3,7 +3,7 @@ import { ATTENTION_COLUMNS } from "../../domain/views";
 import type { AttentionRow } from "../../sql/attention";
 
 /*
- * The Slack app (server/slack): its outbox webhook, where it posted each attention request,
+ * The Slack app (server/integrations/slack): its outbox webhook, where it posted each attention request,
  * and the reads its messages are built from.
  */
 

@@ -186,7 +186,7 @@ export async function claimDueDeliveries(
              THEN (e.data->>'requestId')::uuid END`;
 }
 
-/** How a delivery attempt went (server/webhooks/send.ts), as recorded. */
+/** How a delivery attempt went (send.ts), as recorded. */
 export interface AttemptResult {
   ok: boolean;
   responseStatus: number | null;
