@@ -1,9 +1,9 @@
 import { describe, expect, onTestFinished } from "vitest";
 import { createDb } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { slackApp } from "../../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
 
 /*
@@ -14,7 +14,7 @@ import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUB
 const it = slackTest.extend("instanceB", { scope: "file" }, async ({ database, slack }, { onCleanup }) => {
   const db = createDb(database.url, { poolSize: 5 });
   const errors: unknown[] = [];
-  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, slack: slackApp(settingsFor(slack)), onError: (error) => errors.push(error) });
+  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(db, slackApp(settingsFor(slack)), PUBLIC_URL) }, onError: (error) => errors.push(error) });
   onCleanup(async () => {
     await dispatcher.stop();
     await stopWakeups(db);

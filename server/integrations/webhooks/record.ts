@@ -1,9 +1,9 @@
-import type { Db } from "../db";
-import { recordAttempts, type AttemptResult } from "../sql/webhooks";
+import type { Db } from "../../db";
+import { recordAttempts, type AttemptResult } from "./statements";
 import type { ClaimedDelivery } from "./claim";
 
 /**
- * Attempt outcomes written in batches: one commit (server/sql/webhooks.ts recordAttempts)
+ * Attempt outcomes written in batches: one commit (statements.ts recordAttempts)
  * records every attempt that ended while the previous batch was being written. flush()
  * resolves once everything added so far is recorded (or failed to be: `onError` hears why,
  * their attempt leases run out and the deliveries are tried again).
