@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
-import { LEASE_OUTCOMES, type Caller, type LeaseOutcome } from "../domain/types";
+import { LEASE_OUTCOMES, type LeaseOutcome } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { countLeasesEndedLastHour } from "../sql/leases";
 import { selectWorkers } from "../sql/workers";
 

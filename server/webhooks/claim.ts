@@ -1,5 +1,5 @@
 import type { Db } from "../db";
-import type { WorkGraphEvent } from "../domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
 import { toEvent } from "../domain/views";
 import { claimDueDeliveries, type ClaimedRow } from "../sql/webhooks";
 import { TEST_EVENT_TYPE, type WebhookFormat } from "./payload";

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
-import type { WorkGraphEvent } from "../domain/types";
-import { itemHref } from "../domain/contract";
+import type { WorkGraphEvent } from "@work-graph/contract";
+import { itemHref } from "@work-graph/contract";
 
 /** `slack_app`: the Slack app's own webhook (server/slack); `github`: GitHub progress out's (server/github/progress.ts). Both are created from their settings, not through webhooks.create. */
 export type WebhookFormat = "json" | "slack" | "slack_app" | "github";

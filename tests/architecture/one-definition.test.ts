@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ATTENTION_KINDS, CSRF_HEADER, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, REASONS, ROLES, STAGES } from "../../server/domain/contract";
+import { ATTENTION_KINDS, CSRF_HEADER, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, REASONS, ROLES, STAGES } from "@work-graph/contract";
 import { repo, sourceFiles } from "./support";
 
 /*
