@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { notFound, WorkGraphError } from "../errors";
-import { toDelivery, toWebhook, type Delivery, type Webhook } from "../queries/webhooks";
+import type { Delivery, Webhook } from "@work-graph/contract";
+import { toDelivery, toWebhook } from "../queries/webhooks";
 import { failPendingDeliveries, insertTestDelivery, insertWebhookBelowLimit, markWebhookDeleted } from "../sql/webhooks";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { encryptSecret } from "../webhooks/secret-box";
