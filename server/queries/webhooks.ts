@@ -2,7 +2,6 @@ import type { Delivery, Webhook } from "@work-graph/contract";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { notFound } from "../errors";
-import type { WebhookFormat } from "../webhooks/payload";
 import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
