@@ -44,7 +44,7 @@ if (!jsOnly) await build({
   platform: "node",
   external,
   logLevel: "warn",
-  plugins: [dts({ tsconfig: path.join(repo, "tsconfig.json"), emitDtsOnly: true, compilerOptions: { incremental: false } })],
+  plugins: [dts({ tsconfig: path.join(repo, "tsconfig.json"), emitDtsOnly: true, eager: true, compilerOptions: { incremental: false } })],
   output: { dir: staging, format: "esm", entryFileNames: "[name].js" },
 });
 const built = new Set(await readdir(staging));
