@@ -42,10 +42,10 @@ function objectShapes(text: string): { at: number; keys: Set<string> }[] {
 
 const shapeKeys = (schema: { shape: Record<string, unknown> }) => Object.keys(schema.shape);
 // Shapes of three fields or fewer (Project: id, name, createdAt) are too common to tell a copy by.
-const CONTRACT_SHAPES: [string, string[]][] = [
-  ...Object.entries(namedShapes).map(([name, schema]) => [name, shapeKeys(schema)] as [string, string[]]),
+const CONTRACT_SHAPES = ([
+  ...Object.entries(namedShapes).map(([name, schema]) => [name, shapeKeys(schema)]),
   ["import item", shapeKeys(importItem)],
-].filter(([, keys]) => keys.length > 3) as [string, string[]][];
+] as [string, string[]][]).filter(([, keys]) => keys.length > 3);
 
 /** Shapes in `text` that declare every key of a contract shape: a second copy of it. */
 function copiedShapes(text: string): string[] {
