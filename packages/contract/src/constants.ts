@@ -69,7 +69,7 @@ export function itemHref(workItemId: string): string {
   return `/items/${encodeURIComponent(workItemId)}`;
 }
 
-/** Every `type` an Event (docs/api.md "Events") is recorded with. */
+/** Every `type` an Event (docs/api.md's Event shape) is recorded with. */
 export const EVENT_TYPES = [
   "work_item.created", "work_item.updated", "work_item.moved", "work_item.priority_changed", "work_item.status_changed",
   "dependency.added", "dependency.removed", "lease.claimed", "lease.renewed", "lease.ended", "note.added",
