@@ -19,15 +19,17 @@ import { format } from "node:util";
 import { checkAdminTokenSetting, ensureAdminToken } from "../server/auth/tokens";
 import { adminTokenSetting, configurationProblems, databaseConnectTimeoutMs, databaseUrl, dataDir, directDatabaseUrl, preparedStatements, embeddedDatabasePort, githubApiSettings, host as configuredHost, port as configuredPort, publicUrl, shutdownGraceMs, slackSettings, statementTimeoutMs, sweepIntervalMs, databasePoolSize } from "../server/config";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
+import { createDatabaseIfAbsent } from "../server/database/create-database";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { refuseUnsupportedServer } from "../server/database/server-version";
 import { createRequestHandler } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
-import { slackApp } from "../server/slack/client";
-import { syncSlackAppWebhook } from "../server/slack/deliver";
-import { githubApi, syncGithubWebhook } from "../server/github/progress";
-import { ensureSecretKey } from "../server/webhooks/secret-box";
+import { slackApp } from "../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../server/integrations/slack/deliver";
+import { sweepOldGithubDeliveries } from "../server/integrations/github/operations";
+import { githubApi, githubDelivery, syncGithubWebhook } from "../server/integrations/github/progress";
+import { ensureSecretKey } from "../server/integrations/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 import { createInstance } from "../server/instance";
 
@@ -134,6 +136,7 @@ async function main() {
   const database = databaseUrl()!;
   // Migrations take a session advisory lock: never through a transaction-mode pooler.
   const direct = directDatabaseUrl()!;
+  await createDatabaseIfAbsent(direct);
   await refuseUnsupportedServer(direct);
   if (await hasPendingMigrations(direct)) await migrateDeploy(direct);
 
@@ -203,7 +206,14 @@ async function main() {
     server.once("error", reject);
     server.listen(port, host, () => resolve());
   });
-  instance.startBackground({ sweepIntervalMs: sweepIntervalMs(), outbox: { publicUrl: publicUrl(), slack, github } });
+  instance.startBackground({
+    sweepIntervalMs: sweepIntervalMs(),
+    sweepCleanups: [sweepOldGithubDeliveries],
+    outbox: (db) => ({
+      publicUrl: publicUrl(),
+      owned: { slack_app: slackAppDelivery(db, slack, publicUrl()), github: githubDelivery(db, github, publicUrl()) },
+    }),
+  });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);

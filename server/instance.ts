@@ -4,10 +4,10 @@ import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "./datab
 import { createHealthState, type HealthState } from "./health";
 import { logger } from "./log";
 import { createMetrics, type Metrics } from "./metric-registry";
-import { startExpirySweeper } from "./operations/sweep";
+import { startExpirySweeper, type SweepCleanup } from "./operations/sweep";
 import { Relay } from "./realtime/relay";
 import { Wakeups } from "./realtime/wakeups";
-import { startWebhookDispatcher, type DispatcherOptions } from "./webhooks/dispatcher";
+import { startWebhookDispatcher, type DispatcherOptions } from "./integrations/webhooks/dispatcher";
 
 const BACKGROUND_POOL_SIZE = 4;
 
@@ -18,8 +18,10 @@ export interface InstanceOptions extends DbOptions {
 export interface BackgroundOptions {
   /** How often the expiry sweep runs (WORK_GRAPH_SWEEP_INTERVAL_MS). */
   sweepIntervalMs: number;
-  /** The outbox: webhook, Slack and GitHub deliveries. */
-  outbox: DispatcherOptions;
+  /** What the sweep cleans up after its own work (an integration's old rows). */
+  sweepCleanups?: readonly SweepCleanup[];
+  /** The outbox's delivery options, on the background loops' own client. */
+  outbox: (db: Db) => DispatcherOptions;
 }
 
 /**
@@ -79,8 +81,9 @@ export class Instance {
         this.health.recordSweepPass(options.sweepIntervalMs);
         noteDatabaseUp();
       },
+      options.sweepCleanups,
     );
-    this.background.push(sweeper, startWebhookDispatcher(db, options.outbox));
+    this.background.push(sweeper, startWebhookDispatcher(db, options.outbox(db)));
   }
 
   /** Stops the background loops and the wake-ups, waits for pending relays, and closes the database client. */

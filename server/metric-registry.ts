@@ -1,6 +1,5 @@
 import client from "prom-client";
-import { DEFAULT_PROJECT, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "./domain/contract";
-import type { Stage } from "./domain/types";
+import { DEFAULT_PROJECT, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES, type Stage } from "@work-graph/contract";
 
 /** What a scrape reads of the database for the gauges (server/metrics.ts). */
 export interface GaugeValues {
@@ -77,8 +76,6 @@ export function createMetrics() {
       labelNames: ["key"] as const,
       registers,
     }),
-    // Waiter gauges (long-polling claims and attention waits) and
-    // work_graph_webhook_deliveries_total{status} are registered here when those features land.
   };
   // Every series of a known label value exists at 0 from the start, so rate(), dashboards and
   // alerts see it before its first event. (http_requests' status codes are not a known list.)

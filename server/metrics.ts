@@ -1,7 +1,7 @@
 import { metricsCacheMs } from "./config";
 import type { Db } from "./db";
 import { afterCommit, type Tx } from "./database/transaction";
-import { STAGES } from "./domain/contract";
+import { STAGES } from "@work-graph/contract";
 import { summary } from "./queries/dashboard";
 import { listLimits } from "./queries/limits";
 import { oldestOpenAttentionSeconds } from "./sql/attention";

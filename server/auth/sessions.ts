@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
-import { ROLES } from "../domain/contract";
+import { ROLES } from "@work-graph/contract";
 import type { Caller } from "../domain/types";
 import { deleteSession, findSessionOwner, insertSession } from "../sql/auth";
 import { callerFromToken } from "./tokens";

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { liveness, readiness, type HealthReport } from "../health";
 import type { Instance } from "../instance";
-import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
+import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../integrations/slack/interactions";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest } from "./api-docs";
-import { handleGithubWebhook } from "../github/webhook";
+import { handleGithubWebhook } from "../integrations/github/webhook";
 import { maxBodyBytes } from "../config";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";

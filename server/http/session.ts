@@ -4,7 +4,7 @@ import { authenticate } from "../auth/tokens";
 import { tokenLoginEnabled } from "../config";
 import type { Db } from "../db";
 import { noteDatabaseUp } from "../database/availability";
-import { CSRF_HEADER } from "../domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { cookieValue, SESSION_COOKIE } from "../trpc/init";
 import { readBoundedBody } from "./body";
 import { setCookie } from "./cookies";

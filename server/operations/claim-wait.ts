@@ -1,5 +1,5 @@
 import type { Instance } from "../instance";
-import { isTerminalStage } from "../domain/contract";
+import { isTerminalStage } from "@work-graph/contract";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import { claim, claimRouting, type ClaimInput, type ClaimResult } from "./claim";

@@ -1,16 +1,17 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
-import type { Caller, Lease, WorkItem } from "../domain/types";
+import type { Lease, WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { notFound } from "../errors";
 import { lockCurrentLease } from "../sql/fencing";
 import { lockGraphShape } from "../sql/graph";
 import { idempotent } from "../sql/idempotency";
-import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { insertWorkItems, selectWorkItem, selectWorkItemsById, type NewWorkItem } from "../sql/work-items";
 import { claimNamedItem } from "./claim";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface DecomposeInput {
   leaseId: string;
@@ -49,7 +50,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
         // A new child has never been leased, so no expiry can send it to a person on the way.
         childLease = (await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900))!.lease;
       }
-      await cancelClosedIssues(tx, [item.id]);
+      await cancelWhereLeaseEnded(tx, [item.id]);
       return {
         parent: (await selectWorkItem(tx, item.id))!,
         children: await selectWorkItemsById(tx, childIds),

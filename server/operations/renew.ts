@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { autocommit, inTransaction } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
-import type { Caller, Lease } from "../domain/types";
+import type { Lease } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { leaseOutsideScope, refuseStaleLease } from "../sql/fencing";
 import { renewIfCurrent } from "../sql/leases";

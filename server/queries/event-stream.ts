@@ -1,5 +1,6 @@
 import type { Instance } from "../instance";
-import type { Caller, WorkGraphEvent } from "../domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { newestSequence } from "../sql/events";
 import { eventProjects, listEvents } from "./events";
 import { itemIdsInProjects } from "../sql/visibility";

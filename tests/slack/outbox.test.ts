@@ -1,7 +1,7 @@
 import { describe, expect, onTestFinished } from "vitest";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { slackApp } from "../../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { askQuestion, buttonsOf, CHANNEL, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTest, updatesOf } from "./support";
 import { testInstance } from "../support/database";
 
@@ -14,7 +14,7 @@ const it = slackTest.extend("instanceB", { scope: "file" }, async ({ database, s
   const instance = testInstance(database.url, { poolSize: 5 });
   const db = instance.db;
   const errors: unknown[] = [];
-  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, slack: slackApp(settingsFor(slack)), onError: (error) => errors.push(error) });
+  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(db, slackApp(settingsFor(slack)), PUBLIC_URL) }, onError: (error) => errors.push(error) });
   onCleanup(async () => {
     await dispatcher.stop();
     await instance.close();

@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
-import { claimDeliveries } from "../../server/webhooks/claim";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { claimDeliveries } from "../../server/integrations/webhooks/claim";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { deliveryRounds, webhookTest } from "./support";
 import { testInstance } from "../support/database";
 
