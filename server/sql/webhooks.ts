@@ -65,7 +65,7 @@ export async function insertWebhookBelowLimit(
 /** Marks a live webhook deleted; false when there is no live webhook `id`. */
 export async function markWebhookDeleted(tx: Tx, id: string): Promise<boolean> {
   const [row] = await tx.$queryRaw<{ id: string }[]>`
-    UPDATE webhooks SET deleted_at = clock_timestamp() WHERE id = ${id}::uuid AND deleted_at IS NULL RETURNING id::text`;
+    UPDATE webhooks SET deleted_at = work_graph_clock() WHERE id = ${id}::uuid AND deleted_at IS NULL RETURNING id::text`;
   return row !== undefined;
 }
 
@@ -80,7 +80,7 @@ export async function failPendingDeliveries(tx: Tx, webhookId: string): Promise<
 export async function insertTestDelivery(db: Db, webhookId: string, eventType: string): Promise<DeliveryRow | undefined> {
   const [row] = await db.$queryRaw<DeliveryRow[]>`
     INSERT INTO webhook_deliveries (webhook_id, event_sequence, event_type, next_attempt_at)
-    SELECT id, 0, ${eventType}, clock_timestamp() FROM webhooks WHERE id = ${webhookId}::uuid AND deleted_at IS NULL
+    SELECT id, 0, ${eventType}, work_graph_clock() FROM webhooks WHERE id = ${webhookId}::uuid AND deleted_at IS NULL
     RETURNING ${DELIVERY_COLUMNS}`;
   return row;
 }
@@ -148,7 +148,7 @@ export async function claimDueDeliveries(
       SELECT * FROM unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS b(webhook_id, in_flight)
     ), candidates AS (
       SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
+       WHERE d.status = 'pending' AND d.next_attempt_at <= work_graph_clock()
          AND d.webhook_id NOT IN (SELECT webhook_id FROM busy WHERE in_flight >= ${input.perWebhook})
        ORDER BY d.next_attempt_at
        LIMIT ${Math.min(CANDIDATES_PER_CLAIM, Math.max(input.max * 4, 10))}
@@ -165,13 +165,13 @@ export async function claimDueDeliveries(
     ), claimed AS (
       UPDATE webhook_deliveries d
          SET attempts = d.attempts + 1,
-             next_attempt_at = clock_timestamp() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
+             next_attempt_at = work_graph_clock() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
         FROM taken WHERE d.id = taken.id
       RETURNING d.id, d.webhook_id, d.attempts, d.event_sequence, d.event_type, d.created_at
     )
     SELECT c.id::text, c.webhook_id::text AS "webhookId", c.attempts, h.url, h.format,
            h.secret_ciphertext AS "secretCiphertext", c.created_at AS "deliveryCreatedAt",
-           floor(extract(epoch FROM clock_timestamp()))::int AS "unixSeconds",
+           floor(extract(epoch FROM work_graph_clock()))::int AS "unixSeconds",
            e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor, ${actorNameOf(Prisma.sql`e.actor`)} AS "actorName",
            e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt",
            w.title AS "itemTitle", CASE WHEN w.id IS NULL THEN NULL ELSE ${STAGE_SQL} END AS "itemStage",
@@ -212,10 +212,10 @@ export async function recordAttempts(db: Db, results: { delivery: { id: string; 
     ), recorded AS (
       UPDATE webhook_deliveries d
          SET status = CASE WHEN r.ok THEN 'delivered'
-                           WHEN clock_timestamp() >= d.created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
-             delivered_at = CASE WHEN r.ok THEN clock_timestamp() END,
-             next_attempt_at = CASE WHEN r.ok OR clock_timestamp() >= d.created_at + interval '24 hours' THEN NULL
-                 ELSE LEAST(clock_timestamp() + make_interval(secs => LEAST(2 * power(2, LEAST(d.attempts - 1, 20)), 600)),
+                           WHEN work_graph_clock() >= d.created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
+             delivered_at = CASE WHEN r.ok THEN work_graph_clock() END,
+             next_attempt_at = CASE WHEN r.ok OR work_graph_clock() >= d.created_at + interval '24 hours' THEN NULL
+                 ELSE LEAST(work_graph_clock() + make_interval(secs => LEAST(2 * power(2, LEAST(d.attempts - 1, 20)), 600)),
                             d.created_at + interval '24 hours') END,
              response_status = r.response_status, response_body = r.response_body, error = r.error
         FROM r

@@ -5,6 +5,8 @@ import { stopWakeups } from "../../server/realtime/wakeups";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { callerAs, startTestServer } from "./app";
 
+export { advanceClock, advanceClockPast, databaseClock } from "./clock";
+
 /** Operator + a factory of agents (one token per worker id) on a test database. */
 export async function actors(database: TestDatabase) {
   const operator = await callerAs(database.db, "operator");
@@ -74,21 +76,6 @@ export async function insertReadyItems(client: pg.Client, prefix: string, count:
     `INSERT INTO work_items (id, title, priority) SELECT $1 || '-' || lpad(g::text, 5, '0'), 'item ' || g, $3 FROM generate_series(1, $2) g`,
     [prefix, count, priority],
   );
-}
-
-/**
- * Waits until the database clock has passed `iso` (a lease's expiresAt). API times are
- * milliseconds and the database keeps microseconds, so it waits a few milliseconds more, to be
- * past the stored instant too.
- */
-export async function waitUntilDatabaseTime(client: pg.Client, iso: string) {
-  await expect
-    .poll(
-      async () =>
-        (await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz + interval '5 milliseconds' AS passed", [iso])).rows[0]!.passed,
-      { timeout: Math.max(0, Date.parse(iso) - Date.now()) + 15_000, interval: 25 },
-    )
-    .toBe(true);
 }
 
 /**

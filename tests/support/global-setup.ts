@@ -6,6 +6,7 @@ import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres } from "../../server/database/embedded";
 import { migrateDeploy } from "../../server/database/migrate";
+import { INSTALL_TEST_CLOCK } from "./clock";
 
 export const TEMPLATE_DATABASE = "wg_template";
 
@@ -18,7 +19,8 @@ declare module "vitest" {
 
 /**
  * One real PostgreSQL for the whole run (embedded, in a temp dir, fsync off), with a
- * migrated template database that every test file clones (tests/support/database.ts).
+ * migrated template database that every test file clones (tests/support/database.ts), with
+ * the movable clock of tests/support/clock.ts installed beside the migrated schema.
  */
 export default async function setup(project: TestProject) {
   // The CLI and MCP tests run the compiled agent package: compile the current source first.
@@ -28,6 +30,10 @@ export default async function setup(project: TestProject) {
 
   const server = await startEmbeddedPostgres({ dataDir: path.join(dataDir, "pg"), databaseName: TEMPLATE_DATABASE, durable: false });
   await migrateDeploy(server.url);
+  const template = new pg.Client({ connectionString: server.url });
+  await template.connect();
+  await template.query(INSTALL_TEST_CLOCK);
+  await template.end();
   // A template must have no other connections when it is cloned.
   const admin = new pg.Client({ connectionString: server.adminUrl });
   await admin.connect();
