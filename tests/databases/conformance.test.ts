@@ -12,7 +12,7 @@ import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { stopWakeups, wakeups } from "../../server/realtime/wakeups";
 import { callerAs, startTestServer, type TestServer } from "../support/app";
 import { createTestDatabase } from "../support/database";
-import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { refusal, advanceClockPast } from "../support/fixtures";
 import { openSse } from "../support/sse";
 import { missingBinaries, startPgBouncer, startPostgres15, type PgBouncer, type Postgres15 } from "./support";
 
@@ -127,7 +127,7 @@ describe.skipIf(skip).each(TOPOLOGIES)("%s", (_name, topology) => {
     const { operator, agentA, agentB } = await people("fence");
     await operator.workItems.create({ id: "fenced", title: "Fenced" });
     const first = (await agentA.leases.claim({ workItemId: "fenced", durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(sql, first.lease.expiresAt);
+    await advanceClockPast(sql, first.lease.expiresAt);
     expect(await sweepExpiredLeases(dbA)).toBe(1);
     expect((await operator.leases.get({ leaseId: first.lease.id })).outcome).toBe("expired");
     const second = (await agentB.leases.claim({ workItemId: "fenced", durationSeconds: 60 }))!;

@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, vi } from "vitest";
 import { servesApi } from "../../server/http/node-api";
 import { sweepExpiredLeases, sweepOldGithubDeliveries } from "../../server/operations/sweep";
-import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { refusal, advanceClockPast } from "../support/fixtures";
 import { deliver, githubEnv, githubTest, issuesPayload, REPO, signature } from "./support";
 
 /*
@@ -145,7 +145,7 @@ describe("GitHub issues in", () => {
     expect(cancelled).toMatchObject({ type: "work_item.status_changed", actor: "github:Codertocat", data: { to: "cancelled", reason: expect.stringMatching(/closed while it was leased/) } });
 
     expect(await people.operator.workItems.get({ id: expiring!.id })).toMatchObject({ status: "open" });
-    await waitUntilDatabaseTime(sql, second.expiresAt);
+    await advanceClockPast(sql, second.expiresAt);
     await sweepExpiredLeases(database.db);
     expect(await people.operator.workItems.get({ id: expiring!.id })).toMatchObject({ status: "cancelled" });
   });
@@ -155,7 +155,7 @@ describe("GitHub issues in", () => {
     const [item] = (await people.operator.workItems.list({ externalId: externalId(24) })).items;
     const { lease } = (await (await people.agent("w-24")).leases.claim({ workItemId: item!.id, durationSeconds: 1 }))!;
     await deliver(server.url, "issues", issuesPayload("closed", { number: 24 }));
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     const refused = await refusal((await people.agent("w-24b")).leases.claim({ workItemId: item!.id }));
     expect(refused).toMatchObject({ reason: "NOT_CLAIMABLE", detail: { stage: "cancelled" } });
     expect(await people.operator.workItems.get({ id: item!.id })).toMatchObject({ status: "cancelled", currentLease: null });

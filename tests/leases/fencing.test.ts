@@ -3,7 +3,7 @@ import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import type { Lease } from "../../server/domain/types";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { actors, refusal, waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
+import { actors, refusal, advanceClockPast, databaseTest } from "../support/fixtures";
 import { databaseSnapshot } from "./support";
 
 const it = databaseTest();
@@ -42,7 +42,7 @@ describe("fencing", () => {
       await operator.workItems.create({ id, title: "Fenced item", priority: 1_000_000_000 });
       const first = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!;
       expect(first.lease.epoch).toBe(1);
-      await waitUntilDatabaseTime(sql, first.lease.expiresAt);
+      await advanceClockPast(sql, first.lease.expiresAt);
 
       // Expired, nobody reclaimed yet (no sweeper runs here unless asked).
       if (variant.startsWith("sweep")) {
@@ -143,7 +143,7 @@ describe("fencing", () => {
       await operator.workItems.create({ id, title: id });
       leases.push((await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease);
     }
-    await waitUntilDatabaseTime(sql, leases.at(-1)!.expiresAt);
+    await advanceClockPast(sql, leases.at(-1)!.expiresAt);
     await Promise.all(
       ids.map(async (id, round) => {
         const [released, reclaimed] = await Promise.allSettled([
@@ -281,7 +281,7 @@ describe("a wrong app clock changes no decision: times and expiry come from the 
       vi.setSystemTime(new Date(Date.now() - 5 * 3600_000));
       const claimed = (await a.leases.claim({ workItemId: "clock-behind", durationSeconds: 1 }))!;
       expect(Math.abs(Date.parse(claimed.lease.expiresAt) - ((await databaseNow(sql)) + 1_000))).toBeLessThan(5_000);
-      await waitUntilDatabaseTime(sql, claimed.lease.expiresAt);
+      await advanceClockPast(sql, claimed.lease.expiresAt);
       expect(await refusal(a.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }))).toMatchObject({
         reason: "LEASE_NOT_CURRENT",
         detail: { kind: "expired" },

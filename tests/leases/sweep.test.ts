@@ -3,7 +3,7 @@ import { describe, expect } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import type { Lease } from "../../server/domain/types";
 import { startExpirySweeper } from "../../server/operations/sweep";
-import { databaseTest, insertReadyItems, waitUntilDatabaseTime, type Actors } from "../support/fixtures";
+import { databaseTest, insertReadyItems, advanceClockPast, type Actors } from "../support/fixtures";
 
 const it = databaseTest();
 
@@ -44,7 +44,7 @@ describe("expiry sweep", () => {
     try {
       await expect.poll(() => sweepers[0]!.passes).toBeGreaterThan(0);
       sweepers.push(countingSweeper(secondInstance, 1_000, errors));
-      await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+      await advanceClockPast(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
       // Each lease.ended event is checked below to be at most 5 s after its expiry (database clock).
       await expect
         .poll(async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM leases WHERE work_item_id LIKE 'sweep-%' AND outcome IS NOT NULL")).rows[0]!.n, { timeout: 10_000 })
@@ -73,7 +73,7 @@ describe("expiry sweep", () => {
 
   it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async ({ database, sql, people }) => {
     const { ids, leases } = await leaseAllBriefly(sql, people, "contest", 60, 6);
-    await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+    await advanceClockPast(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
     const secondInstance = createDb(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
     const sweepers = [

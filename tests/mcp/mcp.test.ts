@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { wakeups } from "../../server/realtime/wakeups";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
@@ -213,7 +213,7 @@ describe("work-graph mcp", () => {
     process.kill(pid, "SIGSTOP"); // a laptop lid closing: no renewals
     try {
       const frozen = await operator.workItems.get({ id: "mcp-taken" });
-      await waitUntilDatabaseTime(sql, frozen.currentLease!.expiresAt ?? lease.expiresAt);
+      await advanceClockPast(sql, frozen.currentLease!.expiresAt ?? lease.expiresAt);
       const takeover = await server.client(await agentToken("mcp-rival")).leases.claim.mutate({ workItemId: "mcp-taken" });
       expect(takeover?.lease.epoch).toBe(2);
     } finally {

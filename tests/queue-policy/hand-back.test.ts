@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { databaseTest, refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { databaseTest, refusal, advanceClockPast } from "../support/fixtures";
 
 /*
  * Rule 16: leases.handBack ends the live lease as `returned` (fenced like a release), logs the
@@ -86,7 +86,7 @@ describe("leases.handBack (rule 16)", () => {
     await people.operator.workItems.create({ id: "hb-poison", title: "Poison" });
     const lapse = async () => {
       const { lease } = (await worker.leases.claim({ workItemId: "hb-poison", durationSeconds: 1 }))!;
-      await waitUntilDatabaseTime(sql, lease.expiresAt);
+      await advanceClockPast(sql, lease.expiresAt);
     };
     const handBack = async () => {
       const { lease } = (await worker.leases.claim({ workItemId: "hb-poison" }))!;

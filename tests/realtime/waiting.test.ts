@@ -3,7 +3,7 @@ import { describe, expect } from "vitest";
 import type { Db } from "../../server/db";
 import { wakeups } from "../../server/realtime/wakeups";
 import { callerAs, type TestClient } from "../support/app";
-import { twoInstanceTest, waitUntilDatabaseTime } from "../support/fixtures";
+import { twoInstanceTest, advanceClockPast } from "../support/fixtures";
 
 /*
  * API.md "Waiting instead of polling": a waiting claim (or attention.wait) is woken by the
@@ -121,7 +121,7 @@ describe("leases.claim with waitSeconds, across two app instances: the claim wai
   it("a lease expiring (no transaction makes it ready): the claim takes it once its expiresAt has passed", async ({ people, other, sql, dbB, waiterB }) => {
     await people.operator.workItems.create({ id: "abandoned", title: "Abandoned" });
     const held = (await other.leases.claim({ workItemId: "abandoned", durationSeconds: 2 }))!.lease;
-    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => waitUntilDatabaseTime(sql, held.expiresAt));
+    const { result } = await claimWokenBy({ sql, dbB, waiterB }, () => advanceClockPast(sql, held.expiresAt));
     expect(result?.workItem.id).toBe("abandoned");
     expect(result?.lease.epoch).toBe(2);
     // Both times are the database clock: the new lease begins after the old one expired.

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { expect, test } from "vitest";
+import { test } from "vitest";
 import { createDb } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
 import { createTestDatabase, type TestDatabase } from "./database";

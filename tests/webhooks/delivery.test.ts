@@ -2,7 +2,7 @@ import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import type { WorkGraphEvent } from "../../server/domain/types";
 import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 import { deliveryRounds, signatureIsValid, webhookTest, type Receiver } from "./support";
 
 const it = webhookTest
@@ -165,7 +165,7 @@ describe("webhook delivery", () => {
     const seen = receiver.at("/deleted").length;
     await people.operator.workItems.create({ id: "delete-2", title: "After delete" });
     // Past the moment the retry was due (≈2 s after the first attempt), and a delivery round after it.
-    await waitUntilDatabaseTime(sql, retry!.nextAttemptAt!);
+    await advanceClockPast(sql, retry!.nextAttemptAt!);
     await afterADeliveryRound();
     expect(receiver.at("/deleted").length).toBe(seen);
     expect((await deliveryRows(sql, hook.id)).map((d) => d.status)).toEqual(["failed"]);
