@@ -1,15 +1,16 @@
 // Every database function and trigger has one file under prisma/functions/ (triggers under
 // prisma/functions/triggers/) holding its current definition; migrations, which never change
 // once written, hold its history. Changing one = editing its file + a new migration with the
-// same text. This test applies the files to the migrated database in a transaction it rolls
-// back and compares what PostgreSQL prints for each (pg_get_functiondef, pg_get_triggerdef)
+// same text. This test applies the files to the migrated database (as production has it: the
+// global setup's copy from before the test clock went in) in a transaction it rolls back, and
+// compares what PostgreSQL prints for each (pg_get_functiondef, pg_get_triggerdef)
 // before and after, so layout outside the function bodies does not matter.
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import type pg from "pg";
-import { describe, expect } from "vitest";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { projectRoot } from "../../server/database/migrate";
-import { databaseTest } from "../support/fixtures";
+import { adminDatabaseUrl } from "../support/database";
 
 const FUNCTIONS = path.join(projectRoot(), "prisma", "functions");
 const TRIGGERS = path.join(FUNCTIONS, "triggers");
@@ -36,21 +37,21 @@ async function definitions(sql: pg.Client) {
   };
 }
 
-const it = databaseTest({ poolSize: 2 });
-
 describe("prisma/functions", () => {
-  it("has one file per function and per trigger of the migrated database", async ({ sql }) => {
+  const sql = new pg.Client({ connectionString: adminDatabaseUrl().replace(/\/postgres$/, `/${inject("migratedDatabase")}`) });
+  beforeAll(() => sql.connect());
+  afterAll(() => sql.end());
+
+  it("has one file per function and per trigger of the migrated database", async () => {
     const migrated = await definitions(sql);
     expect(names(await sqlFiles(FUNCTIONS))).toEqual(migrated.functionNames);
     expect(names(await sqlFiles(TRIGGERS))).toEqual(migrated.triggerNames);
   });
 
-  it("holds the definitions the migrations left in the database", async ({ sql }) => {
+  it("holds the definitions the migrations left in the database", async () => {
     const migrated = await definitions(sql);
     await sql.query("BEGIN");
     try {
-      // A test database puts its movable clock first on the search path (tests/support/clock.ts).
-      await sql.query("SET LOCAL search_path = public");
       for (const file of await sqlFiles(FUNCTIONS)) await sql.query(await readFile(path.join(FUNCTIONS, file), "utf8"));
       for (const file of await sqlFiles(TRIGGERS)) await sql.query(await readFile(path.join(TRIGGERS, file), "utf8"));
       const fromFiles = await definitions(sql);

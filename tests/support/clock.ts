@@ -2,33 +2,29 @@ import type pg from "pg";
 
 /**
  * The test databases' movable clock. Production SQL reads time only through work_graph_now()
- * (statement time) and work_graph_clock() (clock time), plain SQL functions in `public`
- * (prisma/functions/). A test database puts this schema first on its search_path, so the same
- * statements resolve to these versions, which add the offset held in work_graph_test.clock.
+ * (statement time) and work_graph_clock() (clock time), plain SQL functions
+ * (prisma/functions/). The test template redefines both to add the offset held in
+ * work_graph_test.clock, so every statement, trigger and column default of a test database
+ * reads the moved clock.
  */
-export const TEST_CLOCK_SCHEMA = "work_graph_test";
-
 export const INSTALL_TEST_CLOCK = `
-CREATE SCHEMA ${TEST_CLOCK_SCHEMA};
-CREATE TABLE ${TEST_CLOCK_SCHEMA}.clock (
+CREATE SCHEMA work_graph_test;
+CREATE TABLE work_graph_test.clock (
     "single" BOOLEAN PRIMARY KEY DEFAULT true CHECK ("single"),
     "offset" INTERVAL NOT NULL DEFAULT '0'
 );
-INSERT INTO ${TEST_CLOCK_SCHEMA}.clock DEFAULT VALUES;
-CREATE FUNCTION ${TEST_CLOCK_SCHEMA}.work_graph_now() RETURNS TIMESTAMPTZ LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT statement_timestamp() + (SELECT "offset" FROM ${TEST_CLOCK_SCHEMA}.clock)
+INSERT INTO work_graph_test.clock DEFAULT VALUES;
+CREATE OR REPLACE FUNCTION public.work_graph_now() RETURNS TIMESTAMPTZ LANGUAGE sql STABLE PARALLEL SAFE AS $$
+    SELECT statement_timestamp() + (SELECT "offset" FROM work_graph_test.clock)
 $$;
-CREATE FUNCTION ${TEST_CLOCK_SCHEMA}.work_graph_clock() RETURNS TIMESTAMPTZ LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
-    SELECT clock_timestamp() + (SELECT "offset" FROM ${TEST_CLOCK_SCHEMA}.clock)
+CREATE OR REPLACE FUNCTION public.work_graph_clock() RETURNS TIMESTAMPTZ LANGUAGE sql VOLATILE PARALLEL SAFE AS $$
+    SELECT clock_timestamp() + (SELECT "offset" FROM work_graph_test.clock)
 $$;
 `;
 
-/** Run once per cloned test database, before anything connects to it. */
-export const useTestClock = (database: string) => `ALTER DATABASE ${database} SET search_path = ${TEST_CLOCK_SCHEMA}, public`;
-
 /** Moves the database's clock `seconds` forward, for every connection at once. */
 export async function advanceClock(client: pg.Client, seconds: number) {
-  await client.query(`UPDATE ${TEST_CLOCK_SCHEMA}.clock SET "offset" = "offset" + make_interval(secs => $1)`, [seconds]);
+  await client.query(`UPDATE work_graph_test.clock SET "offset" = "offset" + make_interval(secs => $1)`, [seconds]);
 }
 
 /**
@@ -38,7 +34,7 @@ export async function advanceClock(client: pg.Client, seconds: number) {
  */
 export async function advanceClockPast(client: pg.Client, iso: string) {
   await client.query(
-    `UPDATE ${TEST_CLOCK_SCHEMA}.clock
+    `UPDATE work_graph_test.clock
         SET "offset" = "offset" + greatest(interval '0', $1::timestamptz + interval '5 milliseconds' - work_graph_clock())`,
     [iso],
   );

@@ -3,7 +3,6 @@ import pg from "pg";
 import { inject, vi } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
-import { useTestClock } from "./clock";
 
 export const adminDatabaseUrl = () => inject("adminDatabaseUrl");
 
@@ -23,7 +22,6 @@ export async function createTestDatabase(options: { poolSize?: number } = {}): P
   await admin.connect();
   // CREATE DATABASE … TEMPLATE fails if another clone is being made at the same moment: retry.
   await vi.waitFor(() => admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`), { timeout: 15_000, interval: 100 });
-  await admin.query(useTestClock(name));
   await admin.end();
   const url = adminDatabaseUrl().replace(/\/postgres$/, `/${name}`);
   const db = createDb(url, { poolSize: options.poolSize ?? 30 });
