@@ -194,7 +194,7 @@ describe("GitHub issues in", () => {
   it("the sweep forgets delivery ids GitHub can no longer redeliver (after 7 days)", async ({ server, database, sql }) => {
     const recent = await deliver(server.url, "issues", issuesPayload("opened", { number: 40 }));
     const old = await deliver(server.url, "issues", issuesPayload("opened", { number: 41 }));
-    await sql.query("UPDATE github_deliveries SET received_at = clock_timestamp() - interval '8 days' WHERE delivery_id = $1", [old.deliveryId]);
+    await sql.query("UPDATE github_deliveries SET received_at = work_graph_clock() - interval '8 days' WHERE delivery_id = $1", [old.deliveryId]);
     expect(await sweepOldGithubDeliveries(database.db)).toBe(1);
     const { rows } = await sql.query<{ delivery_id: string }>("SELECT delivery_id FROM github_deliveries WHERE delivery_id = ANY($1)", [[recent.deliveryId, old.deliveryId]]);
     expect(rows.map((row) => row.delivery_id)).toEqual([recent.deliveryId]);

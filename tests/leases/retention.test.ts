@@ -40,8 +40,8 @@ describe("idempotency receipts", () => {
     expect(await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "old-key" })).toEqual(first);
     // 2,500 receipts from 25 hours ago (default retention 24 h) and one fresh.
     await sql.query(`INSERT INTO idempotency_receipts (scope, key, operation, request_hash, created_at)
-      SELECT 'worker:someone', 'k' || i, 'leases.note', 'h', clock_timestamp() - interval '25 hours' FROM generate_series(1, 2500) i`);
-    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'old-key'`);
+      SELECT 'worker:someone', 'k' || i, 'leases.note', 'h', work_graph_clock() - interval '25 hours' FROM generate_series(1, 2500) i`);
+    await sql.query(`UPDATE idempotency_receipts SET created_at = work_graph_clock() - interval '25 hours' WHERE key = 'old-key'`);
     await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" });
     expect(await receipts(sql)).toBe(2502);
 
@@ -53,7 +53,7 @@ describe("idempotency receipts", () => {
 
     // Expired but not yet swept: the replay is a new call too.
     await operator.workItems.create({ id: "keep-3", title: "Three" });
-    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'fresh-key'`);
+    await sql.query(`UPDATE idempotency_receipts SET created_at = work_graph_clock() - interval '25 hours' WHERE key = 'fresh-key'`);
     const replay = (await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" }))!;
     expect(replay.workItem.id).toBe("keep-3");
   });

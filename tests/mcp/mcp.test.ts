@@ -157,7 +157,7 @@ describe("work-graph mcp", () => {
     const first = claimed.data.lease as { id: string; expiresAt: string };
     // The work goes on until the session has renewed five times (a renewal every third of 3 s).
     await expect.poll(async () => (await renewalsOf("mcp-long")).length, { timeout: 20_000, interval: 200 }).toBeGreaterThanOrEqual(6);
-    const { rows } = await sql.query<{ past: boolean }>("SELECT clock_timestamp() > $1::timestamptz AS past", [first.expiresAt]);
+    const { rows } = await sql.query<{ past: boolean }>("SELECT work_graph_clock() > $1::timestamptz AS past", [first.expiresAt]);
     expect(rows[0]!.past).toBe(true);
     const item = await operator.workItems.get({ id: "mcp-long" });
     expect(item.stage).toBe("leased");

@@ -38,7 +38,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await scopedToken(database.db, sql, "agent", { workerId: "multi", capabilities: ["gpu"] });
     await scopedToken(database.db, sql, "agent", { workerId: "multi", capabilities: ["browser"] });
     const revoked = await scopedToken(database.db, sql, "agent", { workerId: "other", capabilities: ["gpu", "browser"] });
-    await sql.query("UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE worker_id = 'other'");
+    await sql.query("UPDATE api_tokens SET revoked_at = work_graph_clock() WHERE worker_id = 'other'");
     void revoked;
 
     expect(await people.admin.leases.claim({ workerId: "other" })).toBeNull();
@@ -85,7 +85,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("now");
     expect(await agent.api.leases.claim({})).toBeNull();
 
-    await sql.query("UPDATE work_items SET not_before = clock_timestamp() - interval '1 second' WHERE id = 'later'");
+    await sql.query("UPDATE work_items SET not_before = work_graph_clock() - interval '1 second' WHERE id = 'later'");
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("later");
   });
 

@@ -17,7 +17,7 @@ const it = twoInstanceTest()
   .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.db, "agent", "waiter-b")).token))
   .extend("waiterA", { scope: "file" }, async ({ database, server }) => server.client((await callerAs(database.db, "agent", "waiter-a")).token));
 
-const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.getTime();
 
 /** Starts a waiting claim on `client`'s instance; once it is parked there, `{ claim }` (wrapped, so awaiting this does not await the claim). */
 async function parkedClaim(db: Db, client: TestClient, input: { capabilities?: string[] } = {}) {
@@ -31,7 +31,7 @@ async function parkedClaim(db: Db, client: TestClient, input: { capabilities?: s
 }
 
 const openLeases = async (sql: pg.Client) => {
-  await sql.query("UPDATE leases SET ended_at = clock_timestamp(), outcome = 'revoked' WHERE ended_at IS NULL");
+  await sql.query("UPDATE leases SET ended_at = work_graph_clock(), outcome = 'revoked' WHERE ended_at IS NULL");
   await sql.query("UPDATE work_items SET status = 'cancelled', current_lease_id = NULL, lease_expires_at = NULL WHERE status = 'open'");
 };
 

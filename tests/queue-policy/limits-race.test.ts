@@ -62,11 +62,11 @@ describe("concurrency limits are never exceeded (rule 14), proven under races", 
         }
         keyedClaims += held.length;
         const { rows } = await sql.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM leases WHERE concurrency_key = 'staging-db' AND ended_at IS NULL AND expires_at > clock_timestamp()",
+          "SELECT count(*)::int AS n FROM leases WHERE concurrency_key = 'staging-db' AND ended_at IS NULL AND expires_at > work_graph_clock()",
         );
         expect(rows[0]!.n).toBeLessThanOrEqual(3);
         // Everything unkeyed goes back so the next round races on the same mix.
-        await sql.query("UPDATE leases SET expires_at = clock_timestamp() WHERE ended_at IS NULL AND concurrency_key IS NULL");
+        await sql.query("UPDATE leases SET expires_at = work_graph_clock() WHERE ended_at IS NULL AND concurrency_key IS NULL");
         await sql.query(
           "UPDATE leases SET ended_at = expires_at, outcome = 'expired' WHERE ended_at IS NULL AND concurrency_key IS NULL",
         );

@@ -22,7 +22,7 @@ const readyCount = async (sql: pg.Client) =>
   Number((await sql.query(`SELECT count(*) FROM work_items WHERE status = 'open' AND open_dependency_count = 0
     AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0 AND current_lease_id IS NULL`)).rows[0].count);
 
-const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.toISOString());
+const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.toISOString());
 
 /**
  * Starts a waiting claim (30 s) on instance B, waits until it is parked there, runs `cause` on

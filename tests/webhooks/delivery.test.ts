@@ -43,7 +43,7 @@ describe("webhook delivery", () => {
     expect(signatureIsValid(hook.secret, request!.headers["x-work-graph-signature"], request!.body)).toBe(true);
     expect(signatureIsValid("whsec_wrong", request!.headers["x-work-graph-signature"], request!.body)).toBe(false);
     const t = Number(/t=(\d+)/.exec(String(request!.headers["x-work-graph-signature"]))![1]);
-    const { rows: [now] } = await sql.query<{ s: number }>("SELECT extract(epoch FROM clock_timestamp())::int AS s");
+    const { rows: [now] } = await sql.query<{ s: number }>("SELECT extract(epoch FROM work_graph_clock())::int AS s");
     expect(Math.abs(now!.s - t)).toBeLessThan(60);
 
     const body = JSON.parse(request!.body) as JsonBody;
