@@ -4,6 +4,7 @@ import type { Tx } from "../database/transaction";
 import { STAGE_SQL } from "../domain/readiness";
 import { actorNameOf } from "../domain/views";
 import type { WebhookFormat } from "../webhooks/payload";
+import type { RetryPolicy } from "../webhooks/retry";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
 const ATTEMPT_LEASE_SECONDS = 60;
@@ -196,13 +197,19 @@ export interface AttemptResult {
 
 /**
  * Records attempts' outcomes in one statement (one commit for a whole batch), each only if no
- * later attempt of its delivery has started. A failure is retried after 2 s · 2^(attempt−1),
- * at most 10 min apart, until 24 h after the delivery was created; then it is `failed`. Each
- * webhook's health follows its latest recorded attempt.
+ * later attempt of its delivery has started. A failure is retried on `retry`'s schedule
+ * (firstDelaySeconds · 2^(attempt−1), at most maxDelaySeconds apart, until giveUpAfterSeconds
+ * after the delivery was created; then it is `failed`). Each webhook's health follows its
+ * latest recorded attempt.
  */
-export async function recordAttempts(db: Db, results: { delivery: { id: string; attempt: number }; result: AttemptResult }[]): Promise<void> {
+export async function recordAttempts(
+  db: Db,
+  results: { delivery: { id: string; attempt: number }; result: AttemptResult }[],
+  retry: RetryPolicy,
+): Promise<void> {
   if (results.length === 0) return;
   const column = <T>(pick: (entry: (typeof results)[number]) => T) => results.map(pick);
+  const giveUpAfter = Prisma.sql`make_interval(secs => ${retry.giveUpAfterSeconds}::float8)`;
   await db.$executeRaw`
     WITH r AS (
       SELECT * FROM unnest(${column((e) => e.delivery.id)}::uuid[], ${column((e) => e.delivery.attempt)}::int[],
@@ -212,11 +219,11 @@ export async function recordAttempts(db: Db, results: { delivery: { id: string; 
     ), recorded AS (
       UPDATE webhook_deliveries d
          SET status = CASE WHEN r.ok THEN 'delivered'
-                           WHEN work_graph_clock() >= d.created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
+                           WHEN work_graph_clock() >= d.created_at + ${giveUpAfter} THEN 'failed' ELSE 'pending' END,
              delivered_at = CASE WHEN r.ok THEN work_graph_clock() END,
-             next_attempt_at = CASE WHEN r.ok OR work_graph_clock() >= d.created_at + interval '24 hours' THEN NULL
-                 ELSE LEAST(work_graph_clock() + make_interval(secs => LEAST(2 * power(2, LEAST(d.attempts - 1, 20)), 600)),
-                            d.created_at + interval '24 hours') END,
+             next_attempt_at = CASE WHEN r.ok OR work_graph_clock() >= d.created_at + ${giveUpAfter} THEN NULL
+                 ELSE LEAST(work_graph_clock() + make_interval(secs => LEAST(${retry.firstDelaySeconds}::float8 * power(2, LEAST(d.attempts - 1, 20)), ${retry.maxDelaySeconds}::float8)),
+                            d.created_at + ${giveUpAfter}) END,
              response_status = r.response_status, response_body = r.response_body, error = r.error
         FROM r
        WHERE d.id = r.id AND d.attempts = r.attempt

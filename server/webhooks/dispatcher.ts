@@ -6,6 +6,7 @@ import type { SlackApp } from "../slack/client";
 import { attemptSlackDelivery } from "../slack/deliver";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";
 import { attemptRecorder } from "./record";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "./send";
 
 export interface DispatcherOptions {
@@ -17,6 +18,8 @@ export interface DispatcherOptions {
   perWebhook?: number;
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
+  /** When failed deliveries are tried again (default DEFAULT_RETRY_POLICY). */
+  retry?: RetryPolicy;
   onError?: (error: unknown) => void;
   /** The Slack app that delivers the `slack_app` webhook's deliveries (server/slack); null when Slack is off here. */
   slack?: SlackApp | null;
@@ -45,7 +48,7 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
 
-  const recorder = attemptRecorder(db, onError);
+  const recorder = attemptRecorder(db, options.retry ?? DEFAULT_RETRY_POLICY, onError);
 
   const deliver = async (delivery: ClaimedDelivery) => {
     const result = delivery.format === "slack_app"
