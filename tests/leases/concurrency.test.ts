@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
 import { createDb } from "../../server/db";
 import { startTestServer } from "../support/app";
-import { insertReadyItems, databaseTest, lockWaiters } from "../support/fixtures";
+import { databaseTest, lockWaiters } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 
 const it = databaseTest({ poolSize: 40 });
 

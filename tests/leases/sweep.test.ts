@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import { createDb, type Db } from "../../server/db";
 import type { Lease } from "../../server/domain/types";
 import { startExpirySweeper } from "../../server/operations/sweep";
-import { databaseTest, insertReadyItems, advanceClockPast, type Actors } from "../support/fixtures";
+import { databaseTest, advanceClockPast, type Actors } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 
 const it = databaseTest();
 

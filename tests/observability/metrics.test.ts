@@ -7,7 +7,8 @@ import type { MetricFamily } from "parse-prometheus-text-format";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { insertReadyItems, refusal, advanceClockPast } from "../support/fixtures";
+import { refusal, advanceClockPast } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { sample, scrape } from "./support";
 
 // Gauges are read fresh on every scrape here, so they can be compared with dashboard.summary at once.

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { databaseTest, refusal } from "../support/fixtures";
+import { advanceClockPast, databaseTest, refusal } from "../support/fixtures";
 import { scopedToken, setPolicy } from "./support";
 
 const it = databaseTest({ scope: "test" });
@@ -85,7 +85,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("now");
     expect(await agent.api.leases.claim({})).toBeNull();
 
-    await sql.query("UPDATE work_items SET not_before = work_graph_clock() - interval '1 second' WHERE id = 'later'");
+    await advanceClockPast(sql, rows[0]!.notBefore.toISOString());
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("later");
   });
 

@@ -5,7 +5,8 @@ import { transactionRetries } from "../../server/database/transaction";
 import { createDb } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
 import { startTestServer, type TestClient } from "../support/app";
-import { databaseTest, insertReadyItems } from "../support/fixtures";
+import { databaseTest } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { setPolicy } from "./support";
 
 const it = databaseTest({ poolSize: 20, scope: "test" });

@@ -70,14 +70,6 @@ export function twoInstanceTest() {
     });
 }
 
-/** Inserts `count` ready root items with ids `${prefix}-0001`… in one statement. */
-export async function insertReadyItems(client: pg.Client, prefix: string, count: number, priority = 0) {
-  await client.query(
-    `INSERT INTO work_items (id, title, priority) SELECT $1 || '-' || lpad(g::text, 5, '0'), 'item ' || g, $3 FROM generate_series(1, $2) g`,
-    [prefix, count, priority],
-  );
-}
-
 /**
  * Backends of this database waiting for a heavyweight lock (a lock request not granted),
  * optionally only of one lock type or one application_name. Tests poll it to let a racer go
