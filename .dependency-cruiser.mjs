@@ -35,6 +35,13 @@ export default {
       to: { path: "^server/operations/" },
     },
     {
+      name: "core-never-imports-integrations",
+      comment: "The lease core never reaches into an integration (server/integrations/<name>): integrations consume its events outbox and its generic hooks.",
+      severity: "error",
+      from: { path: "^server/(operations|domain|sql|queries|realtime|database)/|^server/db\\.ts$" },
+      to: { path: "^server/integrations/" },
+    },
+    {
       name: "routers-stand-alone",
       comment: "Each tRPC router stands alone: only server/trpc/root.ts puts them together.",
       severity: "error",

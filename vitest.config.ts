@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { defineConfig } from "vitest/config";
-import { PythonClientFirst } from "./tests/support/sequencer";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname) } },
@@ -17,7 +16,6 @@ export default defineConfig({
     // Files spend most of their time waiting on PostgreSQL and child processes, not on CPU:
     // three at once on 2 cores (Vitest's default there is one) cuts the run about in half.
     maxWorkers: 3,
-    sequence: { sequencer: PythonClientFirst },
     // Settings a test changes with vi.stubEnv are put back before the next test.
     unstubEnvs: true,
     // expect.poll waits on state (a row, a counter, the database clock), never a fixed sleep;

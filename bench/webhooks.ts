@@ -10,8 +10,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { createDb } from "../server/db";
 import { createWorkItem } from "../server/operations/create";
-import { createWebhook } from "../server/operations/webhooks";
-import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
+import { createWebhook } from "../server/integrations/webhooks/operations";
+import { startWebhookDispatcher } from "../server/integrations/webhooks/dispatcher";
 import { percentile } from "./support";
 
 export interface WebhookLatencyResult {

@@ -21,6 +21,7 @@ import { adminTokenSetting, configurationProblems, databaseUrl, dataDir, directD
 import { createDb, getDb } from "../server/db";
 import { isDatabaseUnavailable, noteDatabaseDown, noteDatabaseUp } from "../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase, type SupervisorEvent } from "../server/database/embedded";
+import { createDatabaseIfAbsent } from "../server/database/create-database";
 import { hasPendingMigrations, migrateDeploy, projectRoot } from "../server/database/migrate";
 import { refuseUnsupportedServer } from "../server/database/server-version";
 import { markDraining, recordSweepPass } from "../server/health";
@@ -28,11 +29,12 @@ import { startExpirySweeper } from "../server/operations/sweep";
 import { handleApiOnly, handleNodeApi, servesApi } from "../server/http/node-api";
 import { lockDataDir } from "../server/process/data-dir-lock";
 import { watchParents } from "../server/process/parent-watch";
-import { slackApp } from "../server/slack/client";
-import { syncSlackAppWebhook } from "../server/slack/deliver";
-import { startWebhookDispatcher } from "../server/webhooks/dispatcher";
-import { githubApi, syncGithubWebhook } from "../server/github/progress";
-import { ensureSecretKey } from "../server/webhooks/secret-box";
+import { slackApp } from "../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../server/integrations/webhooks/dispatcher";
+import { sweepOldGithubDeliveries } from "../server/integrations/github/operations";
+import { githubApi, githubDelivery, syncGithubWebhook } from "../server/integrations/github/progress";
+import { ensureSecretKey } from "../server/integrations/webhooks/secret-box";
 import { configurationErrorLogger, lifecycleLogger, logger } from "../server/log";
 
 const root = projectRoot();
@@ -138,6 +140,7 @@ async function main() {
   const database = databaseUrl()!;
   // Migrations take a session advisory lock: never through a transaction-mode pooler.
   const direct = directDatabaseUrl()!;
+  await createDatabaseIfAbsent(direct);
   await refuseUnsupportedServer(direct);
   if (await hasPendingMigrations(direct)) await migrateDeploy(direct);
 
@@ -213,8 +216,12 @@ async function main() {
       recordSweepPass(sweepMs);
       noteDatabaseUp();
     },
+    [sweepOldGithubDeliveries],
   );
-  const webhooks = startWebhookDispatcher(db, { publicUrl: publicUrl(), slack, github });
+  const webhooks = startWebhookDispatcher(db, {
+    publicUrl: publicUrl(),
+    owned: { slack_app: slackAppDelivery(db, slack, publicUrl()), github: githubDelivery(db, github, publicUrl()) },
+  });
 
   const url = `http://${host && host !== "0.0.0.0" && host !== "::" ? host : "localhost"}:${port}`;
   log(apiOnly ? `API only   ${url}/api/trpc, /api/metrics and /api/health (no dashboard)` : `dashboard  ${url}`);

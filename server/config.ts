@@ -113,7 +113,7 @@ const SETTINGS = {
   WORK_GRAPH_DB_PREPARED_STATEMENTS: { schema: z.enum(PREPARED_STATEMENTS), accepts: `one of ${PREPARED_STATEMENTS.join(", ")}` } as Setting<
     (typeof PREPARED_STATEMENTS)[number]
   >,
-  // Answering from Slack (server/slack): on when the first three are set.
+  // Answering from Slack (server/integrations/slack): on when the first three are set.
   WORK_GRAPH_SLACK_BOT_TOKEN: { ...text("a Slack bot token (xoxb-…; no spaces)", /^\S+$/), secret: true },
   WORK_GRAPH_SLACK_SIGNING_SECRET: { ...text("the Slack app's signing secret (no spaces)", /^\S+$/), secret: true },
   WORK_GRAPH_SLACK_CHANNEL: text("a Slack channel id or name (no spaces)", /^\S+$/),
@@ -235,7 +235,7 @@ export function publicUrl(): string {
   return (read("WORK_GRAPH_PUBLIC_URL") ?? `http://localhost:${port()}`).replace(/\/+$/, "");
 }
 
-/** The webhook secrets' key as configured (server/webhooks/secret-box.ts decodes it); unset: the key file. */
+/** The webhook secrets' key as configured (server/integrations/webhooks/secret-box.ts decodes it); unset: the key file. */
 export const secretKeySetting = () => read("WORK_GRAPH_SECRET_KEY");
 export const logLevel = () => withDefault("WORK_GRAPH_LOG_LEVEL");
 /** How long gauges of /api/metrics may serve a cached database read. */
@@ -288,7 +288,7 @@ export function slackSettings(): SlackSettings | null {
   return { botToken, signingSecret, channel, channels, apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/` };
 }
 
-/** GitHub issues in (server/github): on when the webhook secret is set. */
+/** GitHub issues in (server/integrations/github): on when the webhook secret is set. */
 export function githubSettings() {
   const webhookSecret = read("WORK_GRAPH_GITHUB_WEBHOOK_SECRET");
   const projects = new Map<string, string>();
@@ -299,7 +299,7 @@ export function githubSettings() {
   return { webhookSecret, label: withDefault("WORK_GRAPH_GITHUB_LABEL"), projects };
 }
 
-/** GitHub progress out (server/github/progress.ts): on when the token is set. */
+/** GitHub progress out (server/integrations/github/progress.ts): on when the token is set. */
 export function githubApiSettings(): { token: string; apiUrl: string } | null {
   const token = read("WORK_GRAPH_GITHUB_TOKEN");
   return token ? { token, apiUrl: withDefault("WORK_GRAPH_GITHUB_API_URL").replace(/\/+$/, "") } : null;

@@ -104,6 +104,6 @@ export interface Caller {
   capabilities: string[];
   /** The signed-in person (a sign-in session or their personal token); absent or null for other tokens. */
   person?: CallerPerson | null;
-  /** The name an outside identity gave itself (a Slack user's profile name) when no person stands behind the caller. */
+  /** The name an outside identity gave itself (e.g. a chat user's profile name, set by an integration) when no person stands behind the caller. */
   displayName?: string | null;
 }

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { getDb, type Db } from "../db";
 import { liveness, readiness, type HealthReport } from "../health";
-import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../slack/interactions";
+import { handleSlackInteraction, SLACK_INTERACTIONS_PATH } from "../integrations/slack/interactions";
 import { handleTrpcRequest, type ApiResponse } from "../trpc/http";
 import { handleApiDocsRequest, servesApiDocs } from "./api-docs";
-import { handleGithubWebhook } from "../github/webhook";
+import { handleGithubWebhook } from "../integrations/github/webhook";
 import { readBoundedNodeBody } from "./body";
 import { handleMetricsRequest } from "./metrics";
 

@@ -10,10 +10,10 @@ import { attentionItemOf, insertAttentionRequest, releaseAttentionHold, resolveI
 import { appendEvents } from "../sql/events";
 import { lockCurrentLease, lockItem } from "../sql/fencing";
 import { idempotent } from "../sql/idempotency";
-import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
 import { refuseAttentionOutsideScope } from "../sql/visibility";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface AttentionInput {
   leaseId: string;
@@ -51,7 +51,7 @@ export async function requestAttention(db: Db, caller: Caller, input: AttentionI
       const endedLease = blocking
         ? toLease(await endLease(tx, lease, "attention_requested", lease.workerId, { requestId: request.id }, HOLD_FOR_ATTENTION))
         : null;
-      if (endedLease) await cancelClosedIssues(tx, [lease.workItemId]);
+      if (endedLease) await cancelWhereLeaseEnded(tx, [lease.workItemId]);
       return { request: toAttentionRequest(request), endedLease };
     }),
   );

@@ -11,12 +11,12 @@ import { agentCapabilities, missingCapabilities, type Routing } from "../domain/
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
 } from "../sql/claims";
-import { cancelClosedIssues } from "../sql/github";
 import { idempotent } from "../sql/idempotency";
 import { endExpiredLeases } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 import { refuseDrainedWorker } from "../sql/workers";
 import { selectWorkItem } from "../sql/work-items";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface ClaimInput {
   workItemId?: string;
@@ -54,11 +54,12 @@ function toClaimResult(row: ClaimRow): ClaimResult {
 /**
  * Leases an item this transaction has locked: ends an expired lease on it first (rule 7
  * (expiry is recorded)). Null when that expiry sent the item to a person instead (rule 11
- * (repeated expiry goes to a person)) or cancelled it (its GitHub issue was closed meanwhile).
+ * (repeated expiry goes to a person)) or cancelled it (its cancellation was asked for meanwhile:
+ * server/operations/lease-end-cancellation.ts).
  */
 async function endExpiryThenLease(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
   const expired = (await endExpiredLeases(tx, [itemId])).map((lease) => lease.workItemId);
-  if ((await cancelClosedIssues(tx, expired)).length > 0) return null;
+  if ((await cancelWhereLeaseEnded(tx, expired)).length > 0) return null;
   if ((await sendRepeatedExpiriesToPerson(tx, expired)).length > 0) return null;
   return countClaim(tx, toClaimResult(await leaseLockedItem(tx, itemId, workerId, durationSeconds)));
 }
@@ -191,9 +192,9 @@ export async function claim(db: Db, caller: Caller, workerId: string, input: Cla
   });
   if (claimed) announceQuietCommit(db);
   if (!claimed && input.workItemId !== undefined) {
-    // Ending its expired lease sent the item to a person (rule 11) or cancelled it (its GitHub issue was closed meanwhile).
+    // Ending its expired lease sent the item to a person (rule 11) or cancelled it (its cancellation was asked for meanwhile).
     const stage = (await inTransaction(db, (tx) => selectWorkItem(tx, input.workItemId!)))?.stage ?? "needs_attention";
-    const why = stage === "cancelled" ? "its GitHub issue was closed while it was leased, so it was cancelled when that lease expired" : "its leases kept expiring, so it waits for a person";
+    const why = stage === "cancelled" ? "its cancellation was asked for while it was leased, so it was cancelled when that lease expired" : "its leases kept expiring, so it waits for a person";
     throw new WorkGraphError("NOT_CLAIMABLE", `work item ${input.workItemId} is not ready: ${why}`, { stage, workItemId: input.workItemId });
   }
   return claimed;

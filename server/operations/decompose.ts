@@ -7,10 +7,10 @@ import { notFound } from "../errors";
 import { lockCurrentLease } from "../sql/fencing";
 import { lockGraphShape } from "../sql/graph";
 import { idempotent } from "../sql/idempotency";
-import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { insertWorkItems, selectWorkItem, selectWorkItemsById, type NewWorkItem } from "../sql/work-items";
 import { claimNamedItem } from "./claim";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface DecomposeInput {
   leaseId: string;
@@ -49,7 +49,7 @@ export async function decompose(db: Db, caller: Caller, input: DecomposeInput): 
         // A new child has never been leased, so no expiry can send it to a person on the way.
         childLease = (await claimNamedItem(tx, input.claimChildId, lease.workerId, input.durationSeconds ?? 900))!.lease;
       }
-      await cancelClosedIssues(tx, [item.id]);
+      await cancelWhereLeaseEnded(tx, [item.id]);
       return {
         parent: (await selectWorkItem(tx, item.id))!,
         children: await selectWorkItemsById(tx, childIds),

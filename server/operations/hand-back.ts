@@ -5,9 +5,9 @@ import { HAND_BACK_ITEM_CHANGES } from "../domain/routing";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease } from "../domain/views";
 import { refuseStaleLease } from "../sql/fencing";
-import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface HandBackInput {
   leaseId: string;
@@ -32,7 +32,7 @@ export async function handBack(db: Db, caller: Caller, input: HandBackInput): Pr
     const data = { reason: input.reason, retryAfterSeconds: input.retryAfterSeconds ?? null };
     const ended = await endLease(tx, presented, "returned", caller.workerId ?? caller.actor, data, HAND_BACK_ITEM_CHANGES(input.retryAfterSeconds));
     if (!ended) return refuseStaleLease(tx, caller, input.leaseId, input.epoch, input.workerId);
-    await cancelClosedIssues(tx, [ended.workItemId]);
+    await cancelWhereLeaseEnded(tx, [ended.workItemId]);
     return { lease: toLease(ended), workItem: (await selectWorkItem(tx, ended.workItemId))! };
   });
 }

@@ -4,10 +4,10 @@ import { CLEAR_CONTINUITY } from "../domain/readiness";
 import type { Caller, Lease, WorkItem } from "../domain/types";
 import { toLease } from "../domain/views";
 import { refuseStaleLease } from "../sql/fencing";
-import { cancelClosedIssues } from "../sql/github";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
 import { refuseLeaseOutsideScope } from "../sql/visibility";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 export interface RevokeInput {
   leaseId: string;
@@ -29,7 +29,7 @@ export async function revokeLease(db: Db, caller: Caller, input: RevokeInput): P
     const presented = { leaseId: input.leaseId, epoch: input.epoch, workerId: null };
     const revoked = await endLease(tx, presented, "revoked", caller.actor, { reason: input.reason }, CLEAR_CONTINUITY);
     if (!revoked) return refuseStaleLease(tx, caller, input.leaseId, input.epoch);
-    await cancelClosedIssues(tx, [revoked.workItemId]);
+    await cancelWhereLeaseEnded(tx, [revoked.workItemId]);
     return { lease: toLease(revoked), workItem: (await selectWorkItem(tx, revoked.workItemId))! };
   });
 }

@@ -1,10 +1,10 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { logger } from "../log";
-import { cancelClosedIssues, deleteOldGithubDeliveries } from "../sql/github";
 import { deleteExpiredReceipts } from "../sql/idempotency";
 import { endExpiredLeases, lockExpiredDue } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
+import { cancelWhereLeaseEnded } from "./lease-end-cancellation";
 
 /**
  * One pass of the expiry sweep (rule 7 (expiry is recorded)): ends up to `batch` expired leases
@@ -14,7 +14,7 @@ import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   return inTransaction(db, async (tx) => {
     const ended = await endExpiredLeases(tx, await lockExpiredDue(tx, batch));
-    const cancelled = new Set(await cancelClosedIssues(tx, ended.map((lease) => lease.workItemId)));
+    const cancelled = new Set(await cancelWhereLeaseEnded(tx, ended.map((lease) => lease.workItemId)));
     await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId).filter((id) => !cancelled.has(id)));
     return ended.length;
   });
@@ -25,13 +25,21 @@ export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number
   return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch));
 }
 
-/** One batch of GitHub delivery ids GitHub can no longer redeliver deleted; returns how many. */
-export async function sweepOldGithubDeliveries(db: Db, batch = 1000): Promise<number> {
-  return inTransaction(db, (tx) => deleteOldGithubDeliveries(tx, batch));
-}
+/** A cleanup the sweep runs after its own: deletes one batch of rows nobody needs any more, in its own transaction; returns how many. */
+export type SweepCleanup = (db: Db) => Promise<number>;
 
-/** Runs the sweep (expired leases, then old idempotency receipts and GitHub delivery ids) every `intervalMs` until stopped; errors are reported and the loop goes on; `onPass` after each good pass. */
-export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: unknown) => void = (error) => logger().error({ err: error }, "expiry sweep failed"), onPass?: () => void) {
+/**
+ * Runs the sweep (expired leases, then old idempotency receipts, then each of `cleanups`, such
+ * as an integration's) every `intervalMs` until stopped; errors are reported and the loop goes
+ * on; `onPass` after each good pass.
+ */
+export function startExpirySweeper(
+  db: Db,
+  intervalMs: number,
+  onError: (error: unknown) => void = (error) => logger().error({ err: error }, "expiry sweep failed"),
+  onPass?: () => void,
+  cleanups: readonly SweepCleanup[] = [],
+) {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> = Promise.resolve();
@@ -44,8 +52,10 @@ export function startExpirySweeper(db: Db, intervalMs: number, onError: (error: 
         while (!stopped && (await sweepExpiredReceipts(db)) > 0) {
           // the same for receipts, one short transaction per batch
         }
-        while (!stopped && (await sweepOldGithubDeliveries(db)) > 0) {
-          // and for GitHub delivery ids
+        for (const cleanup of cleanups) {
+          while (!stopped && (await cleanup(db)) > 0) {
+            // and for each cleanup
+          }
         }
         if (!stopped) onPass?.();
       } catch (error) {

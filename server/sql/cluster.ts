@@ -15,3 +15,8 @@ export async function createDatabaseIfMissing(client: pg.Client, name: string): 
   const existing = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
   if (existing.rowCount === 0) await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
 }
+
+/** Creates database `name`, owned by the connected role; fails with 42P04 (or 23505 in a race) when it exists. */
+export async function createDatabase(client: pg.Client, name: string): Promise<void> {
+  await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}"`);
+}

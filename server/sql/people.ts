@@ -100,7 +100,7 @@ export async function selectAdminContacts(db: Db | Tx, limit: number): Promise<{
      ORDER BY last_seen_at DESC LIMIT ${limit}`;
 }
 
-/** The enabled person with this email (any issuer; the most recently seen), as an answer from Slack is attributed to them. */
+/** The enabled person with this email (any issuer; the most recently seen), as an integration attributes an outside identity with that email to them. */
 export async function selectEnabledPersonByEmail(db: Db | Tx, email: string): Promise<{ id: string; actor: string; name: string } | undefined> {
   const [row] = await db.$queryRaw<{ id: string; actor: string; name: string }[]>`
     SELECT id::text, actor, COALESCE(name, email, subject) AS name FROM people

@@ -7,14 +7,16 @@ import { cruiseWithRules, violationsOf } from "./support";
 /*
  * Layering (issue 11 item 7, issue 23 item 6), by dependency-cruiser with the rules of
  * .dependency-cruiser.mjs: no import cycle; reads (server/queries) never reach into writes
- * (server/operations); each tRPC router stands alone (only server/trpc/root.ts puts them
- * together); server/domain/contract.ts imports nothing; the agent package and the dashboard's
- * browser code use no server code at run time but that list module.
+ * (server/operations); the lease core (operations, domain, sql, queries, realtime, database)
+ * never imports an integration (server/integrations); each tRPC router stands alone (only
+ * server/trpc/root.ts puts them together); server/domain/contract.ts imports nothing; the agent
+ * package and the dashboard's browser code use no server code at run time but that list module.
  */
 
 const RULES = [
   "no-circular",
   "queries-never-import-operations",
+  "core-never-imports-integrations",
   "routers-stand-alone",
   "contract-imports-nothing",
   "agent-package-no-server-runtime",
@@ -26,7 +28,7 @@ describe("import layering", () => {
     const result = await cruiseWithRules();
     const modules = result.modules.map((module) => module.source);
     // Every layer the rules speak of was read (a wrong path would make a rule vacuous).
-    for (const [layer, atLeast] of [["server/queries/", 5], ["server/operations/", 5], ["server/trpc/routers/", 4], ["packages/agent/src/", 5], ["app/", 20]] as const) {
+    for (const [layer, atLeast] of [["server/queries/", 5], ["server/operations/", 5], ["server/integrations/", 5], ["server/trpc/routers/", 4], ["packages/agent/src/", 5], ["app/", 20]] as const) {
       expect(modules.filter((source) => source.startsWith(layer)).length, layer).toBeGreaterThanOrEqual(atLeast);
     }
     expect(modules).toContain("server/domain/contract.ts");
@@ -43,12 +45,15 @@ describe("import layering", () => {
       writeFileSync(path.join(fixture, file), text);
     };
 
-    it("finds a cycle, a query importing an operation, routers importing each other or the root, an importing contract module and server code at run time in the SDK or browser code", async () => {
+    it("finds a cycle, a query importing an operation, the core importing an integration, routers importing each other or the root, an importing contract module and server code at run time in the SDK or browser code", async () => {
       write("server/db.ts", "export const db = 1;\n");
       write("server/a.ts", 'import { b } from "./b";\nexport const a = b;\n');
       write("server/b.ts", 'import type { a } from "./a";\nexport const b = 1 as typeof a;\n');
       write("server/operations/claim.ts", "export const claim = 1;\n");
       write("server/queries/items.ts", 'import { claim } from "../operations/claim";\nexport const items = claim;\n');
+      write("server/integrations/chat/statements.ts", "export const post = 1;\n");
+      write("server/operations/hand-back.ts", 'import { post } from "../integrations/chat/statements";\nexport const handBack = post;\n');
+      write("server/sql/leases.ts", 'import { post } from "../integrations/chat/statements";\nexport const leases = post;\n');
       write("server/trpc/root.ts", 'export const root = 1;\n');
       write("server/trpc/routers/notes.ts", 'import { root } from "../root";\nexport const notes = root;\n');
       write("server/trpc/routers/events.ts", 'import { notes } from "./notes";\nexport const events = notes;\n');
@@ -63,6 +68,8 @@ describe("import layering", () => {
           "agent-package-no-server-runtime: packages/agent/src/sdk/client.ts → server/db.ts",
           "browser-code-no-server-runtime: app/_components/shell.tsx → server/db.ts",
           "contract-imports-nothing: server/domain/contract.ts → server/db.ts",
+          "core-never-imports-integrations: server/operations/hand-back.ts → server/integrations/chat/statements.ts",
+          "core-never-imports-integrations: server/sql/leases.ts → server/integrations/chat/statements.ts",
           "no-circular: server/a.ts → server/b.ts (cycle server/b.ts → server/a.ts)",
           "queries-never-import-operations: server/queries/items.ts → server/operations/claim.ts",
           "routers-stand-alone: server/trpc/routers/events.ts → server/trpc/routers/notes.ts",

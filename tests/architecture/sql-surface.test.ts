@@ -7,11 +7,12 @@ import { describe, expect, it } from "vitest";
  * interface. The rule, over the application's source (server/ and app/; generated code, the
  * migrations' .sql files, tests, scripts and benchmarks are not application source):
  *
- *   - statements run only in server/sql/: $queryRaw / $executeRaw (and their Unsafe forms),
- *     and a pg client's .query( with SQL text as its first argument;
+ *   - statements run only in server/sql/ (and an integration's own, in its
+ *     server/integrations/<name>/statements.ts): $queryRaw / $executeRaw (and their Unsafe
+ *     forms), and a pg client's .query( with SQL text as its first argument;
  *   - SQL fragments (Prisma.sql, Prisma.raw, Prisma.join, Prisma.empty) are built only in
- *     server/sql/ and in server/domain/, whose modules hold the rules' fragments (readiness,
- *     stage, fencing, a lease's end) that the statements are built from;
+ *     those statement modules and in server/domain/, whose modules hold the rules' fragments
+ *     (readiness, stage, fencing, a lease's end) that the statements are built from;
  *   - the queue order (API.md rule 10) and the next epoch (rule 3) are written once, as the
  *     named constants QUEUE_ORDER and NEXT_EPOCH.
  */
@@ -20,6 +21,9 @@ const repo = path.resolve(import.meta.dirname, "../..");
 const SCANNED = ["server", "app"];
 const SQL_DIR = path.join("server", "sql") + path.sep;
 const DOMAIN_DIR = path.join("server", "domain") + path.sep;
+const INTEGRATION_STATEMENTS = /^server\/integrations\/[a-z-]+\/statements\.ts$/;
+/** Where statements run: server/sql/ and each integration's statements.ts. */
+const isStatementModule = (file: string) => file.startsWith(SQL_DIR) || INTEGRATION_STATEMENTS.test(file.split(path.sep).join("/"));
 
 // A pg client's .query( counts when its first argument, on the same line or the next, is a string: tRPC's .query( takes a function.
 const STATEMENT = /\$(queryRaw|executeRaw)(Unsafe)?\b|\.query(<[^>]*>)?\(\s*[`'"]/g;
@@ -49,22 +53,23 @@ function lines(file: string, text: string, pattern: RegExp): string[] {
 const matches = (text: string, pattern: RegExp) => text.search(pattern) >= 0;
 
 describe("the SQL surface", () => {
-  it("statements run only in server/sql/", async () => {
+  it("statements run only in server/sql/ and the integrations' statements.ts", async () => {
     const all = await sources();
     const runners = all.filter(({ text }) => matches(text, STATEMENT)).map(({ file }) => file);
     // The scan sees the statements where they are (a scanner that finds nothing proves nothing).
     expect(runners.filter((file) => file.startsWith(SQL_DIR)).length).toBeGreaterThan(10);
     expect(runners).toContain(path.join("server", "sql", "claims.ts"));
-    const outside = all.filter(({ file }) => !file.startsWith(SQL_DIR)).flatMap(({ file, text }) => lines(file, text, STATEMENT));
+    expect(runners).toContain(path.join("server", "integrations", "webhooks", "statements.ts"));
+    const outside = all.filter(({ file }) => !isStatementModule(file)).flatMap(({ file, text }) => lines(file, text, STATEMENT));
     expect(outside).toEqual([]);
   });
 
-  it("SQL fragments are built only in server/sql/ and the domain's fragment modules", async () => {
+  it("SQL fragments are built only in the statement modules and the domain's fragment modules", async () => {
     const all = await sources();
     const builders = all.filter(({ text }) => matches(text, FRAGMENT)).map(({ file }) => file);
     expect(builders).toContain(path.join("server", "domain", "readiness.ts"));
     const outside = all
-      .filter(({ file }) => !file.startsWith(SQL_DIR) && !file.startsWith(DOMAIN_DIR))
+      .filter(({ file }) => !isStatementModule(file) && !file.startsWith(DOMAIN_DIR))
       .flatMap(({ file, text }) => lines(file, text, FRAGMENT));
     expect(outside).toEqual([]);
   });

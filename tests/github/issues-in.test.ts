@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, vi } from "vitest";
 import { servesApi } from "../../server/http/node-api";
-import { sweepExpiredLeases, sweepOldGithubDeliveries } from "../../server/operations/sweep";
+import { sweepOldGithubDeliveries } from "../../server/integrations/github/operations";
+import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { refusal, advanceClockPast } from "../support/fixtures";
 import { deliver, githubEnv, githubTest, issuesPayload, REPO, signature } from "./support";
 

@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { githubApiSettings } from "../../server/config";
-import { githubApi, syncGithubWebhook } from "../../server/github/progress";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { githubApi, githubDelivery, syncGithubWebhook } from "../../server/integrations/github/progress";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { githubEnv, githubTest, REPO, startFakeGithub } from "./support";
 
 /*
@@ -22,7 +22,7 @@ const it = githubTest
     const api = githubApi(githubApiSettings()!);
     const webhookId = await syncGithubWebhook(database.db, api);
     const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, github: api, pollIntervalMs: 100, onError: (error) => errors.push(error) });
+    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, owned: { github: githubDelivery(database.db, api, PUBLIC_URL) }, pollIntervalMs: 100, onError: (error) => errors.push(error) });
     onCleanup(async () => {
       await dispatcher.stop();
       expect(errors).toEqual([]);

@@ -99,3 +99,53 @@ describe("a hung database via DATABASE_URL", () => {
     }
   });
 });
+
+/** `npm start` on a DATABASE_URL whose database does not exist yet creates it, even when two instances start together. */
+describe("a DATABASE_URL naming a database that does not exist yet", () => {
+  const data = tempDataDir();
+  const appData = [tempDataDir(), tempDataDir(), tempDataDir()];
+  let database: EmbeddedDatabase | undefined;
+  afterAll(async () => {
+    await database?.stop();
+    data.remove();
+    for (const dir of appData) dir.remove();
+  });
+
+  const withDatabase = (url: string, name: string, credentials?: { user: string; password: string }) => {
+    const target = new URL(url);
+    target.pathname = `/${name}`;
+    if (credentials) {
+      target.username = credentials.user;
+      target.password = credentials.password;
+    }
+    return target.href;
+  };
+
+  it("creates it when two instances start on it together, and both serve", async () => {
+    database = await startEmbeddedPostgres({ dataDir: path.join(data.dir, "pg"), durable: false });
+    const url = withDatabase(database.url, "absent_until_now");
+    const servers = await Promise.all(appData.slice(0, 2).map((dir) => startServer({ dataDir: dir.dir, env: { DATABASE_URL: url } })));
+    try {
+      await Promise.all(servers.map((server) => waitReady(server)));
+      for (const server of servers) expect((await call(server.url, "/api/trpc/workItems.list?input=%7B%7D", { token: server.adminToken })).status).toBe(200);
+    } finally {
+      await Promise.all(servers.map((server) => stopServer(server)));
+    }
+  }, 240_000);
+
+  it("says what to run when its role may not create databases", async () => {
+    const admin = new pg.Client({ connectionString: database!.adminUrl });
+    await admin.connect();
+    try {
+      await admin.query("CREATE ROLE limited_role LOGIN NOCREATEDB PASSWORD 'limited-password'");
+    } finally {
+      await admin.end();
+    }
+    const url = withDatabase(database!.url, "never_created", { user: "limited_role", password: "limited-password" });
+    const server = await startServer({ dataDir: appData[2]!.dir, env: { DATABASE_URL: url } });
+    const exit = await server.exited;
+    expect(exit.code).toBe(1);
+    expect(server.output()).toContain('database \\"never_created\\" does not exist, and role \\"limited_role\\" may not create it');
+    expect(server.output()).toContain("CREATE DATABASE");
+  }, 120_000);
+});

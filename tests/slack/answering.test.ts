@@ -1,9 +1,9 @@
 import { describe, expect, vi } from "vitest";
 import { slackSettings } from "../../server/config";
 import { servesApi } from "../../server/http/node-api";
-import { slackApp, slackResponder } from "../../server/slack/client";
-import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
-import { MODAL_CALLBACK, OPEN_MODAL_ACTION } from "../../server/slack/messages";
+import { slackApp, slackResponder } from "../../server/integrations/slack/client";
+import { SLACK_INTERACTIONS_PATH } from "../../server/integrations/slack/interactions";
+import { MODAL_CALLBACK, OPEN_MODAL_ACTION } from "../../server/integrations/slack/messages";
 import { insertPerson } from "../support/factories";
 import {
   askQuestion,

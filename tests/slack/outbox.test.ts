@@ -1,9 +1,9 @@
 import { describe, expect, onTestFinished } from "vitest";
 import { createDb } from "../../server/db";
 import { stopWakeups } from "../../server/realtime/wakeups";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { slackApp } from "../../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { askQuestion, buttonsOf, CHANNEL, FAST_RETRY, messageOf, postedMessage, postsOf, PUBLIC_URL, settingsFor, slackTestRetrying, updatesOf } from "./support";
 
 /*
@@ -17,7 +17,7 @@ const OUTAGE_MS = 5_000;
 const it = slackTestRetrying(FAST_RETRY).extend("instanceB", { scope: "file" }, async ({ database, slack }, { onCleanup }) => {
   const db = createDb(database.url, { poolSize: 5 });
   const errors: unknown[] = [];
-  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, slack: slackApp(settingsFor(slack)), retry: FAST_RETRY, onError: (error) => errors.push(error) });
+  const dispatcher = startWebhookDispatcher(db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(db, slackApp(settingsFor(slack)), PUBLIC_URL) }, retry: FAST_RETRY, onError: (error) => errors.push(error) });
   onCleanup(async () => {
     await dispatcher.stop();
     await stopWakeups(db);

@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import type pg from "pg";
 import { expect, vi } from "vitest";
 import type { SlackSettings } from "../../server/config";
-import { slackApp } from "../../server/slack/client";
-import { syncSlackAppWebhook } from "../../server/slack/deliver";
-import { SLACK_INTERACTIONS_PATH } from "../../server/slack/interactions";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../server/webhooks/retry";
+import { slackApp } from "../../server/integrations/slack/client";
+import { slackAppDelivery, syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
+import { SLACK_INTERACTIONS_PATH } from "../../server/integrations/slack/interactions";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../server/integrations/webhooks/retry";
 import { databaseTest, type Actors } from "../support/fixtures";
 import { slackSignature, startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
 
@@ -75,7 +75,7 @@ export const slackTestRetrying = (retry: RetryPolicy) => databaseTest()
   .extend("slackWebhookId", { scope: "file" }, ({ database, slack }) => syncSlackAppWebhook(database.db, slackApp(settingsFor(slack))))
   .extend("dispatcher", { scope: "file", auto: true }, ({ database, slack, slackWebhookId: _ }, { onCleanup }) => {
     const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, slack: slackApp(settingsFor(slack)), retry, onError: (error) => errors.push(error) });
+    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(database.db, slackApp(settingsFor(slack)), PUBLIC_URL) }, retry, onError: (error) => errors.push(error) });
     onCleanup(async () => {
       await dispatcher.stop();
       expect(errors).toEqual([]);

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import type { WorkGraphEvent } from "../../server/domain/types";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { advanceClockPast } from "../support/fixtures";
 import { deliveryRounds, signatureIsValid, webhookTest, type Receiver } from "./support";
 

@@ -1,5 +1,5 @@
 import { describe, expect, vi } from "vitest";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { webhookTest } from "./support";
 
 const it = webhookTest.extend("dispatcher", { scope: "file", auto: true }, ({ database, receiver: _ }, { onCleanup }) => {

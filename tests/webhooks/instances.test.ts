@@ -1,7 +1,7 @@
 import { describe, expect } from "vitest";
 import { createDb } from "../../server/db";
-import { claimDeliveries } from "../../server/webhooks/claim";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { claimDeliveries } from "../../server/integrations/webhooks/claim";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { deliveryRounds, webhookTest } from "./support";
 
 const it = webhookTest.extend("secondInstance", { scope: "file" }, ({ database }, { onCleanup }) => {

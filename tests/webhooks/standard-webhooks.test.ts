@@ -1,6 +1,6 @@
 import { Webhook, WebhookVerificationError } from "standardwebhooks";
 import { describe, expect } from "vitest";
-import { startWebhookDispatcher } from "../../server/webhooks/dispatcher";
+import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { signatureIsValid, webhookTest } from "./support";
 
 /*

@@ -28,7 +28,7 @@ ALTER TABLE "dependencies" ALTER COLUMN "created_at" SET DEFAULT work_graph_cloc
 ALTER TABLE "events" ALTER COLUMN "created_at" SET DEFAULT work_graph_clock();
 
 -- AlterTable
-ALTER TABLE "github_closes" ALTER COLUMN "created_at" SET DEFAULT work_graph_clock();
+ALTER TABLE "lease_end_cancellations" ALTER COLUMN "created_at" SET DEFAULT work_graph_clock();
 
 -- AlterTable
 ALTER TABLE "github_comments" ALTER COLUMN "created_at" SET DEFAULT work_graph_clock();

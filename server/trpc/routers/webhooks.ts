@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { createWebhook, deleteWebhook, queueTestDelivery } from "../../operations/webhooks";
-import { listDeliveries, listWebhooks } from "../../queries/webhooks";
+import { createWebhook, deleteWebhook, queueTestDelivery } from "../../integrations/webhooks/operations";
+import { listDeliveries, listWebhooks } from "../../integrations/webhooks/queries";
 import { rolesProcedure, router } from "../init";
 import { limit, projectId, safeString, uuid } from "../schemas";
 

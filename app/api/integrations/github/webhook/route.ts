@@ -1,6 +1,6 @@
 import { getDb } from "@/server/db";
 import { readBoundedBody } from "@/server/http/body";
-import { handleGithubWebhook } from "@/server/github/webhook";
+import { handleGithubWebhook } from "@/server/integrations/github/webhook";
 import { toFetchResponse } from "@/server/trpc/http";
 
 export const dynamic = "force-dynamic";

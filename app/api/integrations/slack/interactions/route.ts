@@ -1,7 +1,7 @@
 import { after } from "next/server";
 import { getDb } from "@/server/db";
 import { readBoundedBody } from "@/server/http/body";
-import { handleSlackInteraction } from "@/server/slack/interactions";
+import { handleSlackInteraction } from "@/server/integrations/slack/interactions";
 
 export const dynamic = "force-dynamic";
 

@@ -1,13 +1,23 @@
-import { isDatabaseUnavailable } from "../database/availability";
-import type { Db } from "../db";
-import { attemptGithubDelivery, type GithubApi } from "../github/progress";
-import { logger } from "../log";
-import type { SlackApp } from "../slack/client";
-import { attemptSlackDelivery } from "../slack/deliver";
+import { isDatabaseUnavailable } from "../../database/availability";
+import type { Db } from "../../db";
+import { logger } from "../../log";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";
+import { isOwnedWebhookFormat, type OwnedWebhookFormat } from "./payload";
 import { attemptRecorder } from "./record";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "./send";
+import type { AttemptResult } from "./statements";
+
+/** How an integration makes one delivery of the webhook it owns; never throws (a failure is recorded and retried). */
+export type OwnedWebhookDelivery = (delivery: ClaimedDelivery) => Promise<AttemptResult>;
+
+/** An owned webhook's delivery on an instance where its integration is not running: failed, and retried. */
+const notDeliveredHere: OwnedWebhookDelivery = async (delivery) => ({
+  ok: false,
+  responseStatus: null,
+  responseBody: null,
+  error: `the integration that delivers ${delivery.format} webhooks is not running on this instance`,
+});
 
 export interface DispatcherOptions {
   /** Base of the item links in bodies (WORK_GRAPH_PUBLIC_URL). */
@@ -21,10 +31,8 @@ export interface DispatcherOptions {
   /** When failed deliveries are tried again (default DEFAULT_RETRY_POLICY). */
   retry?: RetryPolicy;
   onError?: (error: unknown) => void;
-  /** The Slack app that delivers the `slack_app` webhook's deliveries (server/slack); null when Slack is off here. */
-  slack?: SlackApp | null;
-  /** GitHub's API, which delivers the `github` webhook's deliveries (server/github/progress.ts); null when it is off here. */
-  github?: GithubApi | null;
+  /** How this instance delivers each integration's own webhook (payload.ts OwnedWebhookFormat); without one its attempts fail and are retried. */
+  owned?: Partial<Record<OwnedWebhookFormat, OwnedWebhookDelivery>>;
 }
 
 /**
@@ -51,10 +59,8 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   const recorder = attemptRecorder(db, options.retry ?? DEFAULT_RETRY_POLICY, onError);
 
   const deliver = async (delivery: ClaimedDelivery) => {
-    const result = delivery.format === "slack_app"
-      ? await attemptSlackDelivery(db, options.slack ?? null, delivery, options.publicUrl)
-      : delivery.format === "github"
-      ? await attemptGithubDelivery(db, options.github ?? null, delivery, options.publicUrl)
+    const result = isOwnedWebhookFormat(delivery.format)
+      ? await (options.owned?.[delivery.format] ?? notDeliveredHere)(delivery)
       : await attemptDelivery(delivery, { publicUrl: options.publicUrl, timeoutMs: DELIVERY_TIMEOUT_MS, signal: stopping.signal });
     recorder.add(delivery, result);
   };

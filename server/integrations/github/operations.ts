@@ -1,20 +1,21 @@
-import type { Db } from "../db";
-import { inTransaction } from "../database/transaction";
-import type { Caller } from "../domain/types";
-import { WorkGraphError } from "../errors";
+import type { Db } from "../../db";
+import { inTransaction } from "../../database/transaction";
+import type { Caller } from "../../domain/types";
+import { WorkGraphError } from "../../errors";
 import {
   DEFAULT_PROJECT, githubBlockerNumbers, githubIssueExternalId, githubIssueFields, githubIssueImport, githubOpenTasks, githubTaskExternalId,
-} from "../domain/contract";
-import { hasLabel, type IssuesPayload } from "../github/issue";
-import { logger } from "../log";
-import { appendEvents } from "../sql/events";
-import { lockItem } from "../sql/fencing";
-import { insertGithubClose, insertNoteUnderCurrentLease, selectItemIdByExternalId } from "../sql/github";
-import { endExpiredLeases, unendedLeaseOf } from "../sql/leases";
-import { cancelSubtree } from "../sql/termination";
-import { addDependency } from "./dependencies";
-import { importWorkItems } from "./import";
-import { updateWorkItem } from "./update-item";
+} from "../../domain/contract";
+import { hasLabel, type IssuesPayload } from "./issue";
+import { logger } from "../../log";
+import { appendEvents } from "../../sql/events";
+import { lockItem } from "../../sql/fencing";
+import { deleteOldGithubDeliveries, insertNoteUnderCurrentLease, selectItemIdByExternalId } from "./statements";
+import { insertLeaseEndCancellation } from "../../sql/lease-end-cancellations";
+import { endExpiredLeases, unendedLeaseOf } from "../../sql/leases";
+import { cancelSubtree } from "../../sql/termination";
+import { addDependency } from "../../operations/dependencies";
+import { importWorkItems } from "../../operations/import";
+import { updateWorkItem } from "../../operations/update-item";
 
 export interface GithubIssueSettings {
   /** The label that brings an issue in. */
@@ -85,11 +86,13 @@ async function updateFromIssue(db: Db, caller: Caller, payload: IssuesPayload, p
   return { result: "updated", workItemId: id };
 }
 
+/** Why an item whose issue was closed while it was leased is cancelled when that lease ends. */
+const CLOSED_WHILE_LEASED = "its GitHub issue was closed while it was leased; cancelled when that lease ended without a release";
+
 /**
  * `closed`: cancels the item (and its open descendants) unless it is leased; a leased item is
- * never pre-empted (rule 5): the close is remembered, a note under the lease tells its worker,
- * and the item is cancelled when that lease ends without a release (server/sql/github.ts
- * cancelClosedIssues).
+ * never pre-empted (rule 5): the core is asked to cancel it when that lease ends without a
+ * release (server/operations/lease-end-cancellation.ts), and a note under the lease tells its worker.
  */
 async function closeIssueItem(db: Db, caller: Caller, id: string): Promise<IssueOutcome> {
   return inTransaction(db, async (tx) => {
@@ -97,7 +100,7 @@ async function closeIssueItem(db: Db, caller: Caller, id: string): Promise<Issue
     if (!item || item.status !== "open") return { result: "ignored", why: `work item ${id} is already ${item?.status ?? "gone"}` };
     await endExpiredLeases(tx, [id]);
     if (await unendedLeaseOf(tx, id)) {
-      await insertGithubClose(tx, id, caller.actor);
+      await insertLeaseEndCancellation(tx, { workItemId: id, requestedBy: caller.actor, reason: CLOSED_WHILE_LEASED });
       await insertNoteUnderCurrentLease(
         tx,
         id,
@@ -138,4 +141,9 @@ export async function applyIssueEvent(db: Db, settings: GithubIssueSettings, pay
     default:
       return { result: "ignored", why: `action ${payload.action} is not synced` };
   }
+}
+
+/** One batch of GitHub delivery ids GitHub can no longer redeliver deleted; returns how many (a cleanup of the expiry sweep). */
+export async function sweepOldGithubDeliveries(db: Db, batch = 1000): Promise<number> {
+  return inTransaction(db, (tx) => deleteOldGithubDeliveries(tx, batch));
 }

@@ -1,8 +1,8 @@
-import type { Db } from "../db";
-import type { Tx } from "../database/transaction";
-import { notFound } from "../errors";
-import type { WebhookFormat } from "../webhooks/payload";
-import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "../sql/webhooks";
+import type { Db } from "../../db";
+import type { Tx } from "../../database/transaction";
+import { notFound } from "../../errors";
+import type { WebhookFormat } from "./payload";
+import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "./statements";
 
 export interface Webhook {
   id: string;

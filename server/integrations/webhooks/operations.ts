@@ -1,11 +1,11 @@
-import type { Db } from "../db";
-import { inTransaction } from "../database/transaction";
-import { notFound, WorkGraphError } from "../errors";
-import { toDelivery, toWebhook, type Delivery, type Webhook } from "../queries/webhooks";
-import { failPendingDeliveries, insertTestDelivery, insertWebhookBelowLimit, markWebhookDeleted } from "../sql/webhooks";
-import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
-import { encryptSecret } from "../webhooks/secret-box";
-import { firstUnknownProject } from "../sql/projects";
+import type { Db } from "../../db";
+import { inTransaction } from "../../database/transaction";
+import { notFound, WorkGraphError } from "../../errors";
+import { toDelivery, toWebhook, type Delivery, type Webhook } from "./queries";
+import { failPendingDeliveries, insertTestDelivery, insertWebhookBelowLimit, markWebhookDeleted } from "./statements";
+import { newWebhookSecret, TEST_EVENT_TYPE } from "./payload";
+import { encryptSecret } from "./secret-box";
+import { firstUnknownProject } from "../../sql/projects";
 
 /** More would make every event's transaction pay for matching them; nobody needs that many. */
 export const MAX_WEBHOOKS = 100;

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { dataDir, secretKeySetting } from "../config";
-import { projectRoot } from "../database/migrate";
+import { dataDir, secretKeySetting } from "../../config";
+import { projectRoot } from "../../database/migrate";
 
 /**
  * Webhook signing secrets must be readable by the dispatcher (an HMAC needs the secret

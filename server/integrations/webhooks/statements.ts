@@ -1,10 +1,10 @@
-import { Prisma } from "../generated/prisma/client";
-import type { Db } from "../db";
-import type { Tx } from "../database/transaction";
-import { STAGE_SQL } from "../domain/readiness";
-import { actorNameOf } from "../domain/views";
-import type { WebhookFormat } from "../webhooks/payload";
-import type { RetryPolicy } from "../webhooks/retry";
+import { Prisma } from "../../generated/prisma/client";
+import type { Db } from "../../db";
+import type { Tx } from "../../database/transaction";
+import { STAGE_SQL } from "../../domain/readiness";
+import { actorNameOf } from "../../domain/views";
+import type { WebhookFormat } from "./payload";
+import type { RetryPolicy } from "./retry";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
 const ATTEMPT_LEASE_SECONDS = 60;
@@ -187,7 +187,7 @@ export async function claimDueDeliveries(
              THEN (e.data->>'requestId')::uuid END`;
 }
 
-/** How a delivery attempt went (server/webhooks/send.ts), as recorded. */
+/** How a delivery attempt went (send.ts), as recorded. */
 export interface AttemptResult {
   ok: boolean;
   responseStatus: number | null;

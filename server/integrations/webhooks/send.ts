@@ -1,4 +1,4 @@
-import type { AttemptResult } from "../sql/webhooks";
+import type { AttemptResult } from "./statements";
 import type { ClaimedDelivery } from "./claim";
 import { renderBody, signatureHeader, standardWebhookHeaders } from "./payload";
 import { decryptSecret } from "./secret-box";

@@ -1,9 +1,19 @@
 import { createHmac, randomBytes } from "node:crypto";
-import type { WorkGraphEvent } from "../domain/types";
-import { itemHref } from "../domain/contract";
+import type { WorkGraphEvent } from "../../domain/types";
+import { itemHref } from "../../domain/contract";
 
-/** `slack_app`: the Slack app's own webhook (server/slack); `github`: GitHub progress out's (server/github/progress.ts). Both are created from their settings, not through webhooks.create. */
-export type WebhookFormat = "json" | "slack" | "slack_app" | "github";
+/**
+ * The webhooks an integration owns: `slack_app`, the Slack app's (server/integrations/slack);
+ * `github`, GitHub progress out's (server/integrations/github/progress.ts). Each is created from
+ * its integration's settings, not through webhooks.create, and its deliveries are made by that
+ * integration (DispatcherOptions.owned) instead of a signed POST.
+ */
+export const OWNED_WEBHOOK_FORMATS = ["slack_app", "github"] as const;
+export type OwnedWebhookFormat = (typeof OWNED_WEBHOOK_FORMATS)[number];
+
+export type WebhookFormat = "json" | "slack" | OwnedWebhookFormat;
+
+export const isOwnedWebhookFormat = (format: WebhookFormat): format is OwnedWebhookFormat => (OWNED_WEBHOOK_FORMATS as readonly string[]).includes(format);
 
 export const TEST_EVENT_TYPE = "webhook.test";
 

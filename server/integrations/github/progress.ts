@@ -1,19 +1,20 @@
 import { Octokit } from "@octokit/rest";
-import type { Db } from "../db";
-import { logger } from "../log";
-import { insertGithubComment, selectAttentionForGithub, selectGithubComment, selectGithubItem, upsertGithubWebhook } from "../sql/github";
-import type { AttemptResult } from "../sql/webhooks";
+import type { Db } from "../../db";
+import { logger } from "../../log";
+import { insertGithubComment, selectAttentionForGithub, selectGithubComment, selectGithubItem, upsertGithubWebhook } from "./statements";
+import type { AttemptResult } from "../webhooks/statements";
 import type { ClaimedDelivery } from "../webhooks/claim";
+import type { OwnedWebhookDelivery } from "../webhooks/dispatcher";
 import { itemUrl, newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/send";
 import { encryptSecret } from "../webhooks/secret-box";
-import { parseGithubIssueExternalId } from "../domain/contract";
+import { parseGithubIssueExternalId } from "../../domain/contract";
 
 /*
  * GitHub progress out (docs/github.md): the outbox's `github` webhook takes the events of items
  * that came from an issue, and each delivery writes one comment on that issue (and, for a
  * release, closes it) with @octokit/rest. Retries, at-least-once and one instance at a time
- * come from the outbox (server/webhooks); a comment already posted for a delivery is never
+ * come from the outbox (server/integrations/webhooks); a comment already posted for a delivery is never
  * posted again (github_comments).
  */
 
@@ -94,7 +95,7 @@ function apiError(error: unknown): AttemptResult {
  * later step failed and the delivery is retried), then for a release the issue is closed
  * (closing a closed issue changes nothing). Never throws: a failure is recorded and retried.
  */
-export async function attemptGithubDelivery(db: Db, api: GithubApi | null, delivery: ClaimedDelivery, publicUrl: string): Promise<AttemptResult> {
+async function attemptGithubDelivery(db: Db, api: GithubApi | null, delivery: ClaimedDelivery, publicUrl: string): Promise<AttemptResult> {
   if (!api) return failed("GitHub progress out is not configured on this instance (WORK_GRAPH_GITHUB_TOKEN)");
   if (delivery.event.type === TEST_EVENT_TYPE) return ok("test delivery: nothing is posted to GitHub");
   try {
@@ -122,3 +123,6 @@ export async function attemptGithubDelivery(db: Db, api: GithubApi | null, deliv
     return apiError(error);
   }
 }
+
+/** How the dispatcher delivers the `github` webhook (DispatcherOptions.owned); `api` null: progress out is not configured on this instance. */
+export const githubDelivery = (db: Db, api: GithubApi | null, publicUrl: string): OwnedWebhookDelivery => (delivery) => attemptGithubDelivery(db, api, delivery, publicUrl);

@@ -1,7 +1,7 @@
-import type { Db } from "../db";
-import type { WorkGraphEvent } from "../domain/types";
-import { toEvent } from "../domain/views";
-import { claimDueDeliveries, type ClaimedRow } from "../sql/webhooks";
+import type { Db } from "../../db";
+import type { WorkGraphEvent } from "../../domain/types";
+import { toEvent } from "../../domain/views";
+import { claimDueDeliveries, type ClaimedRow } from "./statements";
 import { TEST_EVENT_TYPE, type WebhookFormat } from "./payload";
 
 export interface ClaimedDelivery {
@@ -47,7 +47,7 @@ function toClaimed(row: ClaimedRow): ClaimedDelivery {
 }
 
 /**
- * Claims due deliveries for this instance (server/sql/webhooks.ts claimDueDeliveries): at
+ * Claims due deliveries for this instance (statements.ts claimDueDeliveries): at
  * most `max`, at most `perWebhook` minus `busy` (this instance's attempts in flight) per
  * webhook. `capped` says some due ones were left for a webhook that had no free slot.
  */

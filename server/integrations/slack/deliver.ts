@@ -1,9 +1,10 @@
 import { SlackError, WebAPIHTTPError, WebAPIPlatformError, WebAPIRateLimitedError, WebAPIRequestError } from "@slack/web-api";
-import type { Db } from "../db";
-import { logger } from "../log";
-import type { AttemptResult } from "../sql/webhooks";
-import { insertSlackMessage, postIsPending, selectRequestForSlack, selectSlackMessage, upsertSlackAppWebhook } from "../sql/slack";
+import type { Db } from "../../db";
+import { logger } from "../../log";
+import type { AttemptResult } from "../webhooks/statements";
+import { insertSlackMessage, postIsPending, selectRequestForSlack, selectSlackMessage, upsertSlackAppWebhook } from "./statements";
 import type { ClaimedDelivery } from "../webhooks/claim";
+import type { OwnedWebhookDelivery } from "../webhooks/dispatcher";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { encryptSecret } from "../webhooks/secret-box";
 import type { SlackApp } from "./client";
@@ -72,7 +73,7 @@ async function update(db: Db, app: SlackApp, webhookId: string, requestId: strin
  * after a post that was made finds it recorded), chat.update once it is answered, a plain
  * message for a webhook test. Never throws: a failure is recorded and retried with backoff.
  */
-export async function attemptSlackDelivery(db: Db, app: SlackApp | null, delivery: ClaimedDelivery, publicUrl: string): Promise<AttemptResult> {
+async function attemptSlackDelivery(db: Db, app: SlackApp | null, delivery: ClaimedDelivery, publicUrl: string): Promise<AttemptResult> {
   if (!app) return failed("the Slack app is not configured on this instance (WORK_GRAPH_SLACK_BOT_TOKEN, _SIGNING_SECRET, _CHANNEL)");
   const { event } = delivery;
   const requestId = (event.data as { requestId?: unknown }).requestId;
@@ -91,3 +92,6 @@ export async function attemptSlackDelivery(db: Db, app: SlackApp | null, deliver
     return failed("the delivery failed inside Work Graph (see the server log)");
   }
 }
+
+/** How the dispatcher delivers the `slack_app` webhook (DispatcherOptions.owned); `app` null: the Slack app is not configured on this instance. */
+export const slackAppDelivery = (db: Db, app: SlackApp | null, publicUrl: string): OwnedWebhookDelivery => (delivery) => attemptSlackDelivery(db, app, delivery, publicUrl);

@@ -1,8 +1,8 @@
-import type { Db } from "../db";
-import type { Caller } from "../domain/types";
-import type { SlackResponder } from "../slack/client";
-import { selectEnabledPersonByEmail } from "../sql/people";
-import { resolveAttention } from "./attention";
+import type { Db } from "../../db";
+import type { Caller } from "../../domain/types";
+import type { SlackResponder } from "./client";
+import { selectEnabledPersonByEmail } from "../../sql/people";
+import { resolveAttention } from "../../operations/attention";
 
 /**
  * The Slack app acts as an operator (operators answer attention requests) in the name of the

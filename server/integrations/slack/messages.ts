@@ -1,5 +1,5 @@
 import type { ActionsBlock, Button, KnownBlock, ModalView } from "@slack/types";
-import type { SlackRequestRow } from "../sql/slack";
+import type { SlackRequestRow } from "./statements";
 import { itemUrl } from "../webhooks/payload";
 
 /*

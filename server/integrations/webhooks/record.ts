@@ -1,10 +1,10 @@
-import type { Db } from "../db";
-import { recordAttempts, type AttemptResult } from "../sql/webhooks";
+import type { Db } from "../../db";
+import { recordAttempts, type AttemptResult } from "./statements";
 import type { ClaimedDelivery } from "./claim";
 import type { RetryPolicy } from "./retry";
 
 /**
- * Attempt outcomes written in batches: one commit (server/sql/webhooks.ts recordAttempts)
+ * Attempt outcomes written in batches: one commit (statements.ts recordAttempts)
  * records every attempt that ended while the previous batch was being written, scheduling
  * failures' next attempts by `retry`. flush()
  * resolves once everything added so far is recorded (or failed to be: `onError` hears why,

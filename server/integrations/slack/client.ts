@@ -1,5 +1,5 @@
 import { LogLevel, WebClient } from "@slack/web-api";
-import type { SlackSettings } from "../config";
+import type { SlackSettings } from "../../config";
 
 /** Longest a Slack Web API call may take (the same bound as a webhook delivery). */
 const SLACK_CALL_TIMEOUT_MS = 10_000;

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { maxBodyBytes, slackSettings } from "../config";
-import type { Db } from "../db";
-import { WorkGraphError } from "../errors";
-import { logger } from "../log";
-import { answerFromSlack } from "../operations/slack";
-import { databaseUnixSeconds, selectRequestForSlack, selectSlackMessage } from "../sql/slack";
-import { failureResponse } from "../http/unavailable";
-import { safeString } from "../trpc/schemas";
+import { maxBodyBytes, slackSettings } from "../../config";
+import type { Db } from "../../db";
+import { WorkGraphError } from "../../errors";
+import { logger } from "../../log";
+import { answerFromSlack } from "./operations";
+import { databaseUnixSeconds, selectRequestForSlack, selectSlackMessage } from "./statements";
+import { failureResponse } from "../../http/unavailable";
+import { safeString } from "../../trpc/schemas";
 import { slackApp, slackResponder, type SlackApp } from "./client";
 import {
   alreadyAnsweredText,

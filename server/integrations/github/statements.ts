@@ -1,11 +1,9 @@
-import type { Db } from "../db";
-import type { Tx } from "../database/transaction";
-import { WorkGraphError } from "../errors";
-import { cancelSubtree } from "./termination";
+import type { Db } from "../../db";
+import type { Tx } from "../../database/transaction";
 
 /*
- * GitHub issues in, progress out (server/github): the deliveries handled, the issues closed
- * while their item was leased, and the `github` webhook of the outbox.
+ * GitHub issues in, progress out: the deliveries handled, the items of issues, and the `github`
+ * webhook of the outbox with the comments its deliveries posted.
  */
 
 /** Whether delivery `deliveryId` (X-GitHub-Delivery) was handled already. */
@@ -15,7 +13,7 @@ export async function githubDeliverySeen(db: Db, deliveryId: string): Promise<bo
   return row !== undefined;
 }
 
-/** GitHub redelivers a delivery for 3 days; its id is kept a while longer, then deleted by the sweep. */
+/** GitHub redelivers a delivery for 3 days; its id is kept a while longer, then deleted by the sweep's cleanup (sweepOldGithubDeliveries). */
 const GITHUB_DELIVERY_DAYS = 7;
 
 /** Deletes up to `batch` delivery ids older than GITHUB_DELIVERY_DAYS; returns how many. */
@@ -42,50 +40,6 @@ export async function selectItemIdByExternalId(db: Db | Tx, projectId: string, e
   const [row] = await db.$queryRaw<{ id: string }[]>`
     SELECT id FROM work_items WHERE project_id = ${projectId} AND external_id = ${externalId}`;
   return row?.id;
-}
-
-/** Remembers that the issue of `workItemId` was closed while its item was leased. */
-export async function insertGithubClose(tx: Tx, workItemId: string, closedBy: string): Promise<void> {
-  await tx.$executeRaw`
-    INSERT INTO github_closes (work_item_id, closed_by) VALUES (${workItemId}, ${closedBy})
-    ON CONFLICT (work_item_id) DO UPDATE SET closed_by = EXCLUDED.closed_by`;
-}
-
-/**
- * Of the given (locked) items, those whose issue was closed while they were leased and which
- * are still open with no live lease now: their pending close is taken (deleted) and returned.
- */
-export async function takeDueGithubCloses(tx: Tx, itemIds: string[]): Promise<{ workItemId: string; closedBy: string }[]> {
-  if (itemIds.length === 0) return [];
-  return tx.$queryRaw<{ workItemId: string; closedBy: string }[]>`
-    DELETE FROM github_closes c USING work_items w
-     WHERE c.work_item_id = ANY(${itemIds}::text[]) AND w.id = c.work_item_id
-       AND w.status = 'open' AND w.current_lease_id IS NULL
-    RETURNING c.work_item_id AS "workItemId", c.closed_by AS "closedBy"`;
-}
-
-/** Why an item whose issue was closed while it was leased is cancelled when that lease ends. */
-export const CLOSED_WHILE_LEASED = "its GitHub issue was closed while it was leased; cancelled when that lease ended without a release";
-
-/**
- * API.md "GitHub": `closed` never pre-empts a live lease. Called right after a lease of one of
- * `itemIds` (locked by the caller) ended other than by a release (hand back, revoke, blocking
- * attention, decomposition, expiry by sweep or reclaim): an item whose issue was closed
- * meanwhile is cancelled now, by whoever closed it. Returns the ids cancelled. An item with a
- * leased descendant stays open (ITEM_LEASED is not raised) and its close stays pending.
- */
-export async function cancelClosedIssues(tx: Tx, itemIds: string[]): Promise<string[]> {
-  const cancelled: string[] = [];
-  for (const close of await takeDueGithubCloses(tx, itemIds)) {
-    try {
-      await cancelSubtree(tx, { id: close.workItemId }, close.closedBy, { reason: CLOSED_WHILE_LEASED });
-      cancelled.push(close.workItemId);
-    } catch (error) {
-      if (!(error instanceof WorkGraphError && error.reason === "ITEM_LEASED")) throw error;
-      await insertGithubClose(tx, close.workItemId, close.closedBy);
-    }
-  }
-  return cancelled;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { verify } from "@octokit/webhooks-methods";
-import { githubSettings, maxBodyBytes } from "../config";
-import { isDatabaseUnavailable } from "../database/availability";
-import type { Db } from "../db";
-import { WorkGraphError } from "../errors";
-import { logger } from "../log";
-import { applyIssueEvent } from "../operations/github-issues";
-import { githubDeliverySeen, recordGithubDelivery } from "../sql/github";
-import type { ApiResponse } from "../trpc/http";
+import { githubSettings, maxBodyBytes } from "../../config";
+import { isDatabaseUnavailable } from "../../database/availability";
+import type { Db } from "../../db";
+import { WorkGraphError } from "../../errors";
+import { logger } from "../../log";
+import { applyIssueEvent } from "./operations";
+import { githubDeliverySeen, recordGithubDelivery } from "./statements";
+import type { ApiResponse } from "../../trpc/http";
 import { issuesPayload } from "./issue";
 
 /** A webhook request as both servers give it: its headers and a bounded read of its raw body. */

@@ -1,9 +1,9 @@
-import type { Db } from "../db";
-import { ATTENTION_COLUMNS } from "../domain/views";
-import type { AttentionRow } from "./attention";
+import type { Db } from "../../db";
+import { ATTENTION_COLUMNS } from "../../domain/views";
+import type { AttentionRow } from "../../sql/attention";
 
 /*
- * The Slack app (server/slack): its outbox webhook, where it posted each attention request,
+ * The Slack app (server/integrations/slack): its outbox webhook, where it posted each attention request,
  * and the reads its messages are built from.
  */
 
