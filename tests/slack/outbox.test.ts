@@ -12,7 +12,7 @@ import { askQuestion, buttonsOf, CHANNEL, FAST_RETRY, messageOf, postedMessage, 
  * The instances retry on FAST_RETRY's schedule, so a few seconds of outage hold several retries.
  */
 
-const OUTAGE_MS = 5_000;
+const OUTAGE_MS = 10_000;
 
 const it = slackTestRetrying(FAST_RETRY).extend("instanceB", { scope: "file" }, async ({ database, slack }, { onCleanup }) => {
   const db = createDb(database.url, { poolSize: 5 });

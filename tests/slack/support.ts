@@ -96,8 +96,8 @@ export const slackTestRetrying = (retry: RetryPolicy) => databaseTest()
 /** The Slack app's tests as production retries: 2 s, 4 s, 8 s, … */
 export const slackTest = slackTestRetrying(DEFAULT_RETRY_POLICY);
 
-/** Retries in a fraction of a second, at most 1 s apart: an outage of a few seconds sees several. */
-export const FAST_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, firstDelaySeconds: 0.25, maxDelaySeconds: 1 };
+/** Retries in a fraction of a second, at most 0.5 s apart: an outage of a few seconds sees several. */
+export const FAST_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, firstDelaySeconds: 0.1, maxDelaySeconds: 0.5 };
 
 /** POSTs a (signed) interaction to the server's endpoint; status and how long the answer took. */
 export async function postInteraction(serverUrl: string, request: { body: string; headers: Record<string, string> }, extraHeaders: Record<string, string> = {}) {
