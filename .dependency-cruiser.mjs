@@ -1,5 +1,5 @@
 // Layering and no-cycle rules of the code base, checked by tests/architecture/layers.test.ts
-// (dependency-cruiser's API) and by hand with `npx depcruise server app packages/agent/src scripts proxy.ts`.
+// (dependency-cruiser's API) and by hand with `npx depcruise server app packages/agent/src packages/contract/src scripts proxy.ts`.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 
@@ -14,8 +14,6 @@ function browserFiles() {
 }
 
 const escape = (file) => file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-// The one server module every side may load at run time: plain constants, no server runtime.
-const CONTRACT = "^server/domain/contract\\.ts$";
 
 /** @type {import("dependency-cruiser").IConfiguration} */
 export default {
@@ -50,24 +48,24 @@ export default {
     },
     {
       name: "contract-imports-nothing",
-      comment: "server/domain/contract.ts is plain constants, so the SDK and browser code can take it without any server runtime.",
+      comment: "packages/contract imports none of the code base (only zod, and tRPC's types): the SDK and browser code take it without any server runtime.",
       severity: "error",
-      from: { path: CONTRACT },
-      to: {},
+      from: { path: "^packages/contract/" },
+      to: { pathNot: ["^packages/contract/", "(^|/)node_modules/"] },
     },
     {
       name: "agent-package-no-server-runtime",
-      comment: "The SDK, CLI and MCP server use no server or dashboard code at run time but the contract lists (router types only).",
+      comment: "The SDK, CLI and MCP server use no server or dashboard code: the API's shapes, names and router type come from packages/contract.",
       severity: "error",
       from: { path: "^packages/agent/src/" },
-      to: { path: "^(server|app)/", pathNot: CONTRACT, dependencyTypesNot: ["type-only"] },
+      to: { path: "^(server|app)/" },
     },
     {
       name: "browser-code-no-server-runtime",
-      comment: "The dashboard's browser code (\"use client\") imports server code only as types, besides the contract lists.",
+      comment: "The dashboard's browser code (\"use client\") imports server code only as types; the contract is packages/contract.",
       severity: "error",
       from: { path: browserFiles().map((file) => `^${escape(file)}$`) },
-      to: { path: "^server/", pathNot: CONTRACT, dependencyTypesNot: ["type-only"] },
+      to: { path: "^server/", dependencyTypesNot: ["type-only"] },
     },
   ],
   options: {

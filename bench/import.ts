@@ -7,7 +7,7 @@
  */
 import { createDb } from "../server/db";
 import type { Caller } from "../server/domain/types";
-import type { ImportItem } from "../server/domain/import-plan";
+import type { ImportItem } from "@work-graph/contract";
 import { importWorkItems } from "../server/operations/import";
 import { insertReady, log, median } from "./support";
 

@@ -24,7 +24,7 @@ import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { createWorkGraphClient } from "../packages/agent/src/sdk/client";
 import { toWorkGraphError } from "../packages/agent/src/sdk/errors";
-import { CSRF_HEADER } from "../server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { SESSION_COOKIE } from "../server/trpc/init";
 import { sleep, startServer, stopServer, tempDataDir, waitReady } from "./server-process";
 import { startPgBouncer, startPostgres15 } from "../tests/databases/support";

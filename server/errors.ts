@@ -1,9 +1,7 @@
 import type { TRPC_ERROR_CODE_KEY } from "@trpc/server";
-import type { Reason } from "./domain/contract";
+import type { Reason } from "@work-graph/contract";
 
-export type { Reason } from "./domain/contract";
-
-/** Each error reason of API.md (server/domain/contract.ts) maps to one tRPC code; a reason missing here fails to compile. */
+/** Each error reason of API.md (@work-graph/contract) maps to one tRPC code; a reason missing here fails to compile. */
 export const TRPC_CODE_BY_REASON = {
   VALIDATION: "BAD_REQUEST",
   UNAUTHENTICATED: "UNAUTHORIZED",

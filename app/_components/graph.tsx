@@ -3,7 +3,7 @@
 import type { Neighbourhood, WorkItem } from "./types";
 import { humanize } from "./format";
 import { Token } from "./ui";
-import { itemHref } from "@/server/domain/contract";
+import { itemHref } from "@work-graph/contract";
 
 /*
  * The item's neighbourhood as SVG: parent above, children below, blockers (its

@@ -5,7 +5,7 @@ import { TRPCClientError } from "@trpc/client";
 import Link from "next/link";
 import { useState, type ChangeEvent } from "react";
 import { parsePlan, planTree, PlanFileError, type Plan } from "@/packages/agent/src/plans/parse";
-import { itemHref } from "@/server/domain/contract";
+import { itemHref } from "@work-graph/contract";
 import { useProjectId } from "./project";
 import { describeError, useTRPC } from "./trpc";
 import { Section } from "./ui";

@@ -9,7 +9,7 @@ import { useTRPC } from "./trpc";
 import { STAGES, type Stage, type WorkItem } from "./types";
 import { Age, ApiError, Capabilities, Empty, ItemIdLink, ItemLink, Loading, StageBadge, Time, Token, WorkerId } from "./ui";
 import { useProjectId } from "./project";
-import { itemHref } from "@/server/domain/contract";
+import { itemHref } from "@work-graph/contract";
 import { useUrlState } from "./url-state";
 
 const PAGE_SIZE = 25;

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
-import { CAPABILITY_PATTERN } from "@/server/domain/contract";
+import { CAPABILITY_PATTERN } from "@work-graph/contract";
 import { DataTable, type Column } from "./data-table";
 import { useTRPC } from "./trpc";
 import type { Outputs } from "./types";

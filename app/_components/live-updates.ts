@@ -3,7 +3,7 @@
 import type { Query, QueryClient } from "@tanstack/react-query";
 import type { TRPCClient } from "@trpc/client";
 import { useEffect } from "react";
-import type { AppRouter } from "@/server/trpc/root";
+import type { ApiRouter } from "@work-graph/contract";
 
 /*
  * Live dashboard: one events.stream subscription (SSE) per tab. Each committed event
@@ -36,7 +36,7 @@ function affected(query: Query, changedItems: ReadonlySet<string>): boolean {
  * `onError`: the stream was refused or ended with an error (an ended session: UNAUTHENTICATED).
  * `projectId`: the project switcher's choice; other projects' events then wake nothing.
  */
-export function useLiveUpdates(client: TRPCClient<AppRouter>, queryClient: QueryClient, onError: (error: unknown) => void, projectId: string | undefined) {
+export function useLiveUpdates(client: TRPCClient<ApiRouter>, queryClient: QueryClient, onError: (error: unknown) => void, projectId: string | undefined) {
   useEffect(() => {
     let changed = new Set<string>();
     let everything = false;

@@ -1,7 +1,7 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
-import { LEASE_OUTCOMES } from "@/server/domain/contract";
+import { LEASE_OUTCOMES } from "@work-graph/contract";
 import { humanize } from "./format";
 import { useTRPC } from "./trpc";
 import { ApiError } from "./ui";

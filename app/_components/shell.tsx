@@ -5,7 +5,7 @@ import Link from "next/link";
 import { usePathname } from "next/navigation";
 import { useEffect, useState, type ReactNode } from "react";
 import { observeServerClock, useServerNow } from "./clock";
-import { CSRF_HEADER } from "@/server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { clockTime } from "./format";
 import { useTRPC } from "./trpc";
 import { ADMIN_NAV, OPERATOR_NAV } from "./admin-nav";

@@ -4,13 +4,12 @@ import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from "@ta
 import { createTRPCClient, httpBatchLink, httpSubscriptionLink, splitLink, TRPCClientError } from "@trpc/client";
 import { createTRPCContext } from "@trpc/tanstack-react-query";
 import { useState, type ReactNode } from "react";
-import type { AppRouter } from "@/server/trpc/root";
-import { CSRF_HEADER } from "@/server/domain/contract";
+import { CSRF_HEADER, type ApiRouter } from "@work-graph/contract";
 import { POLL_MS } from "./constants";
 import { useLiveUpdates } from "./live-updates";
 import { useProjectId } from "./project";
 
-export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<AppRouter>();
+export const { TRPCProvider, useTRPC, useTRPCClient } = createTRPCContext<ApiRouter>();
 
 /** reason / code / message of a failed tRPC call (API.md "Errors"). */
 export function describeError(error: unknown): { reason: string; message: string; code?: string } {
@@ -51,7 +50,7 @@ function makeQueryClient() {
 export function Providers({ children }: { children: ReactNode }) {
   const [queryClient] = useState(makeQueryClient);
   const [trpcClient] = useState(() =>
-    createTRPCClient<AppRouter>({
+    createTRPCClient<ApiRouter>({
       links: [
         splitLink({
           condition: (op) => op.type === "subscription",

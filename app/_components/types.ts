@@ -1,8 +1,8 @@
 import type { inferRouterInputs, inferRouterOutputs } from "@trpc/server";
-import type { AppRouter } from "@/server/trpc/root";
+import type { ApiRouter } from "@work-graph/contract";
 
-export type Outputs = inferRouterOutputs<AppRouter>;
-export type Inputs = inferRouterInputs<AppRouter>;
+export type Outputs = inferRouterOutputs<ApiRouter>;
+export type Inputs = inferRouterInputs<ApiRouter>;
 export type ActiveLease = Outputs["leases"]["active"][number];
 export type EndedLease = Outputs["leases"]["recent"][number];
 export type WorkItem = Outputs["workItems"]["get"];
@@ -11,4 +11,4 @@ export type InboxEntry = Outputs["dashboard"]["inbox"][number];
 export type Neighbourhood = Outputs["dashboard"]["neighbourhood"];
 export type WaitingOn = Neighbourhood["waitingOn"][number];
 export type Stage = WorkItem["stage"];
-export { isTerminalStage, STAGES } from "@/server/domain/contract";
+export { isTerminalStage, STAGES } from "@work-graph/contract";

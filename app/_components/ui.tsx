@@ -5,7 +5,7 @@ import { Fragment, type ReactNode } from "react";
 import { useServerNow } from "./clock";
 import { clockTime, countdown, dateTime, duration, humanize, startsIn } from "./format";
 import { describeError } from "./trpc";
-import { itemHref } from "@/server/domain/contract";
+import { itemHref } from "@work-graph/contract";
 
 /** An item's stage; a scheduled item's also says when it becomes claimable ("in 4 min"), given its notBefore. */
 export function StageBadge({ stage, notBefore }: { stage: string; notBefore?: string | null }) {

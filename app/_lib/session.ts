@@ -1,7 +1,7 @@
 import { cookies } from "next/headers";
 import { sessionCaller as callerOfSession } from "@/server/auth/sessions";
 import { getDb } from "@/server/db";
-import { ROLES } from "@/server/domain/contract";
+import { ROLES } from "@work-graph/contract";
 import type { Caller } from "@/server/domain/types";
 import { SESSION_COOKIE } from "@/server/trpc/init";
 

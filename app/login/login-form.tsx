@@ -1,7 +1,7 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { CSRF_HEADER } from "@/server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 
 export function LoginForm() {
   const [token, setToken] = useState("");

@@ -1,5 +1,6 @@
 // Builds the package into dist/: plain ESM JavaScript for run time (no tsx), and one bundled
-// index.d.ts that carries the router's types, so installing the package needs no server source.
+// index.d.ts that carries the API's types. @work-graph/contract (a workspace package that is not
+// published) is bundled into both, so the package depends on nothing outside itself.
 import path from "node:path";
 import { mkdir, mkdtemp, readdir, rename, rm } from "node:fs/promises";
 import { build } from "rolldown";
@@ -8,23 +9,9 @@ import { dts } from "rolldown-plugin-dts";
 const here = import.meta.dirname;
 const repo = path.resolve(here, "../..");
 const dist = path.join(here, "dist");
-const serverDb = path.join(repo, "server", "db");
 
-/** Bare specifiers (npm packages, node: builtins) stay imports; our own files are bundled. */
-const external = (id) => !id.startsWith(".") && !path.isAbsolute(id);
-
-/** In the types build, the server's database client type is replaced by an opaque stand-in. */
-const opaqueDatabaseType = {
-  name: "opaque-database-type",
-  resolveId: {
-    order: "pre",
-    handler(source, importer) {
-      if (!importer || !source.startsWith(".")) return null;
-      const target = path.resolve(path.dirname(importer), source).replace(/\.(d\.)?ts$/, "");
-      return target === serverDb ? { id: path.join(here, "build", "server-db.d.ts") } : null;
-    },
-  },
-};
+/** Bare specifiers (npm packages, node: builtins) stay imports; our own files and the contract are bundled. */
+const external = (id) => !id.startsWith(".") && !path.isAbsolute(id) && id !== "@work-graph/contract";
 
 /** `--js`: only the JavaScript (what the repository's tests and `npx work-graph` need); types take much longer. */
 const jsOnly = process.argv.includes("--js");
@@ -57,7 +44,7 @@ if (!jsOnly) await build({
   platform: "node",
   external,
   logLevel: "warn",
-  plugins: [opaqueDatabaseType, dts({ tsconfig: path.join(repo, "tsconfig.json"), emitDtsOnly: true, compilerOptions: { incremental: false } })],
+  plugins: [dts({ tsconfig: path.join(repo, "tsconfig.json"), emitDtsOnly: true, eager: true, compilerOptions: { incremental: false } })],
   output: { dir: staging, format: "esm", entryFileNames: "[name].js" },
 });
 const built = new Set(await readdir(staging));

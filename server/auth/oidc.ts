@@ -4,7 +4,8 @@ import { oidcSettings, publicUrl } from "../config";
 import type { Db } from "../db";
 import { logger } from "../log";
 import { insertOidcLogin, takeOidcLogin } from "../sql/people";
-import { refuseUngroupedPerson, signInPerson, type Person } from "./people";
+import type { Person } from "@work-graph/contract";
+import { refuseUngroupedPerson, signInPerson } from "./people";
 
 /*
  * OpenID Connect sign-in with openid-client (a certified relying party): discovery, the

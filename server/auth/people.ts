@@ -1,3 +1,4 @@
+import type { Person } from "@work-graph/contract";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import type { Caller } from "../domain/types";
@@ -6,19 +7,6 @@ import { tokenOwner } from "../sql/auth";
 import { disablePersonEndingAccess, enablePerson as enablePersonRow, endAccessOfUngrouped, selectAdminContacts, selectPeople, upsertSignedInPerson, type PersonRow } from "../sql/people";
 import { isPersonSession } from "./sessions";
 import { createToken, forgetAuthenticatedTokens, listTokens, revokeToken } from "./tokens";
-
-/** docs/api.md "People": who signed in with the identity provider. */
-export interface Person {
-  id: string;
-  issuer: string;
-  subject: string;
-  email: string | null;
-  name: string | null;
-  role: "operator" | "admin";
-  createdAt: string;
-  lastSeenAt: string;
-  disabledAt: string | null;
-}
 
 /** people.list answers at most this many (the most recently seen). */
 export const PEOPLE_LIMIT = 1000;

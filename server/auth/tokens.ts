@@ -2,7 +2,8 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
 import { notFound, WorkGraphError } from "../errors";
-import type { Caller, Role } from "../domain/types";
+import type { Role } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import {
   countLiveAdminTokens, findLiveTokenNotingUse, insertToken, lockAdminBootstrap, revokeTokenEndingSessions, selectTokens,
   upsertConfiguredAdminToken, type TokenIdentity,

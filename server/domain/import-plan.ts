@@ -1,4 +1,5 @@
-import { WorkGraphError, type Reason } from "../errors";
+import type { ImportItem, Reason } from "@work-graph/contract";
+import { WorkGraphError } from "../errors";
 import { generateWorkItemId } from "./ids";
 
 /*
@@ -8,21 +9,6 @@ import { generateWorkItemId } from "./ids";
  * Tarjan's algorithm over the waits-for states the new items add. Every refusal names the first
  * offending item (input order) in `detail.ref`; nothing here touches the database.
  */
-
-export interface ImportItem {
-  ref: string;
-  id?: string;
-  title: string;
-  description?: string | null;
-  parent?: string;
-  dependsOn?: string[];
-  priority?: number;
-  requires?: string[];
-  concurrencyKey?: string | null;
-  notBefore?: string;
-  delaySeconds?: number;
-  externalId?: string;
-}
 
 /** A reference to an item: another item of this import, or an item that exists already. */
 export type Target = { ref: string } | { id: string };

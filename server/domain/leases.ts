@@ -1,5 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
-import type { LeaseOutcome } from "./contract";
+import type { LeaseOutcome } from "@work-graph/contract";
 
 export interface EndLeases {
   /** WHERE over `leases l` choosing the live leases to end (may use CTEs named in `from`). */

@@ -1,5 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
-import type { WaitingStage } from "./contract";
+import type { WaitingStage } from "@work-graph/contract";
 
 /*
  * Readiness rules (API.md "Stage precedence", rules 5–10), kept as counters on each work item

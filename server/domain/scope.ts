@@ -1,5 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
-import { DEFAULT_PROJECT } from "./contract";
+import { DEFAULT_PROJECT } from "@work-graph/contract";
 import type { Caller } from "./types";
 
 /*

@@ -1,6 +1,6 @@
 import { Prisma } from "../generated/prisma/client";
 import { STAGE_SQL } from "./readiness";
-import type { AttentionRequest, Lease, Note, Stage, WorkGraphEvent, WorkItem } from "./types";
+import type { AttentionRequest, Lease, Note, Stage, WorkGraphEvent, WorkItem } from "@work-graph/contract";
 
 // Row → API shape. Every timestamp leaves as an ISO-8601 UTC string.
 

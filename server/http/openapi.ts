@@ -1,14 +1,14 @@
 import type { AnyProcedure } from "@trpc/server";
+import { namedShapes, outputs, type ProcedurePath, type Reason } from "@work-graph/contract";
 import { z } from "zod";
-import { TRPC_CODE_BY_REASON, type Reason } from "../errors";
+import { TRPC_CODE_BY_REASON } from "../errors";
 import type { ProcedureMeta } from "../trpc/init";
-import { namedShapes, outputs, type ProcedurePath } from "../trpc/outputs";
 import { appRouter } from "../trpc/root";
 
 /**
  * The OpenAPI 3.1 document of GET /api/openapi.json, made from the router itself: each
  * procedure's kind, its role (procedure meta), the zod schema it validates its input with,
- * and its output schema (server/trpc/outputs.ts), converted by zod 4's own `z.toJSONSchema`.
+ * and its output schema (@work-graph/contract's `outputs`), converted by zod 4's own `z.toJSONSchema`.
  * OpenAPI 3.1 schemas are JSON Schema 2020-12, which is what zod emits, so no generator
  * (trpc-openapi and its forks want per-procedure REST paths and their own meta, and lag tRPC
  * and zod majors) stands between the validation and the document: what the server checks is
@@ -107,8 +107,13 @@ function withoutNoise(jsonSchema: { minimum?: number; maximum?: number; format?:
   if (jsonSchema.format === "date-time") delete jsonSchema.pattern;
 }
 
+/** A procedure without an input schema ignores what it is sent: `{}` says so. */
+const noInput = z.object({});
+
 function inputSchema(procedure: AnyProcedure): JsonSchema | null {
-  const [input] = procedure._def.inputs as z.ZodType[];
+  const [declared] = procedure._def.inputs as z.ZodType[];
+  // A mutation's body may be left out; a query's `?input=` is described for every query, also those that take nothing.
+  const input = declared ?? (procedure._def.type === "mutation" ? undefined : noInput);
   if (!input) return null;
   const { $schema: _, ...schema } = z.toJSONSchema(input, { io: "input", unrepresentable: "any", override: ({ jsonSchema }) => withoutNoise(jsonSchema) }) as JsonSchema;
   return schema;
@@ -177,7 +182,7 @@ export function openApiDocument(): JsonSchema {
     servers: [{ url: "/" }],
     paths: Object.fromEntries(
       // At run time a flat record of every procedure by path (its type is the nested router's);
-      // outputs.ts's compile-time check keeps those paths and ProcedurePath the same.
+      // server/trpc/root.ts's compile-time check keeps those paths and the contract's ProcedurePath the same.
       (Object.entries(appRouter._def.procedures as Record<string, unknown>) as [ProcedurePath, AnyProcedure][]).map(([path, procedure]) => [`/api/trpc/${path}`, operation(path, procedure, refOf[path])]),
     ),
     components: {

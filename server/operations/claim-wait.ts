@@ -1,5 +1,5 @@
 import type { Db } from "../db";
-import { isTerminalStage } from "../domain/contract";
+import { isTerminalStage } from "@work-graph/contract";
 import type { Caller } from "../domain/types";
 import { WorkGraphError } from "../errors";
 import { wakeups } from "../realtime/wakeups";

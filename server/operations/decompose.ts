@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
-import type { Caller, Lease, WorkItem } from "../domain/types";
+import type { Lease, WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { notFound } from "../errors";
 import { lockCurrentLease } from "../sql/fencing";

@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction, type Tx } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
-import type { Caller, WorkItem } from "../domain/types";
+import type { WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";

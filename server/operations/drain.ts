@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import type { Caller } from "../domain/types";
-import { listWorkers, type Worker } from "../queries/workers";
+import type { Worker } from "@work-graph/contract";
+import { listWorkers } from "../queries/workers";
 import { endDrain, lockWorkerForDrain, upsertDrain } from "../sql/workers";
 
 /**

@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction, retryingConflicts } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
-import type { Caller, Lease, WorkItem } from "../domain/types";
+import type { Lease, WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease, toWorkItem } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
 import { announceQuietCommit } from "../realtime/wakeups";

@@ -1,13 +1,14 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import { DEFAULT_PROJECT } from "../domain/contract";
+import { DEFAULT_PROJECT, type ImportItem } from "@work-graph/contract";
 import { idempotencyScope } from "../domain/idempotency";
 import {
   boundaryStates, externalKey, firstOnCycle, planImport, refused, shapeImport,
-  type ExistingItem, type ImportItem,
+  type ExistingItem,
 } from "../domain/import-plan";
 import { defaultProjectOf, maySeeProject } from "../domain/scope";
-import type { Caller, WorkItem } from "../domain/types";
+import type { WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockAncestorChains, lockGraphShape, waitsForPairs } from "../sql/graph";

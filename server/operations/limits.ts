@@ -1,8 +1,9 @@
+import type { Limit } from "@work-graph/contract";
 import type { Db } from "../db";
-import { deleteLimit, upsertLimit, type LimitRow } from "../sql/limits";
+import { deleteLimit, upsertLimit } from "../sql/limits";
 
 /** limits.set (rule 14): at most `maxLeases` live leases on items with concurrency key `key`; 0 pauses the key. */
-export function setLimit(db: Db, input: { key: string; maxLeases: number }): Promise<LimitRow> {
+export function setLimit(db: Db, input: { key: string; maxLeases: number }): Promise<Limit> {
   return upsertLimit(db, input.key, input.maxLeases);
 }
 

@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { idempotencyScope } from "../domain/idempotency";
-import type { Caller, Note } from "../domain/types";
+import type { Note } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toNote } from "../domain/views";
 import { announceQuietCommit } from "../realtime/wakeups";
 import { lockCurrentLease } from "../sql/fencing";

@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction, retryingConflicts } from "../database/transaction";
 import { actingWorker } from "../domain/fencing";
-import type { Caller, Lease } from "../domain/types";
+import type { Lease } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { announceQuietCommit } from "../realtime/wakeups";
 import { leaseOutsideScope, refuseStaleLease } from "../sql/fencing";

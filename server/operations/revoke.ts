@@ -1,7 +1,8 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { CLEAR_CONTINUITY } from "../domain/readiness";
-import type { Caller, Lease, WorkItem } from "../domain/types";
+import type { Lease, WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { refuseStaleLease } from "../sql/fencing";
 import { endLease } from "../sql/leases";

@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
-import type { Caller, WorkItem } from "../domain/types";
+import type { WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockItem } from "../sql/fencing";

@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import type { AttentionRequest, Caller, Page } from "../domain/types";
+import type { AttentionRequest, Page } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 import { findAttention, selectAttention } from "../sql/attention";

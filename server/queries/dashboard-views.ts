@@ -1,6 +1,7 @@
 import type { Db } from "../db";
-import { isTerminalStage } from "../domain/contract";
-import type { AttentionRequest, Caller, Lease, Stage } from "../domain/types";
+import { isTerminalStage } from "@work-graph/contract";
+import type { AttentionRequest, Lease, Stage } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toAttentionRequest } from "../domain/views";
 import { notFound } from "../errors";
 import {

@@ -1,7 +1,8 @@
 import type { Db } from "../db";
-import { STAGES, type Stage } from "../domain/types";
+import { STAGES, type Stage } from "@work-graph/contract";
 import { inProjects } from "../domain/scope";
-import type { Caller, WorkItem } from "../domain/types";
+import type { WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toWorkItem } from "../domain/views";
 import { countItemsByStage, countLeasesAndAttention, countUnroutable, selectUnroutable } from "../sql/dashboard";
 

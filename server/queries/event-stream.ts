@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import type { Caller, WorkGraphEvent } from "../domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { wakeups } from "../realtime/wakeups";
 import { newestSequence } from "../sql/events";
 import { eventProjects, listEvents } from "./events";

@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import type { Caller, Page, WorkGraphEvent } from "../domain/types";
+import type { Page, WorkGraphEvent } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toEvent } from "../domain/views";
 import { findSequenceHole, readEventHorizon, selectEventsBefore, selectEventsBetween, transactionsDone } from "../sql/events";
 import { Prisma } from "../generated/prisma/client";

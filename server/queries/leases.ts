@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import type { Caller, Lease } from "../domain/types";
+import type { Lease } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toLease } from "../domain/views";
 import { notFound } from "../errors";
 import { findLease, selectLeasesOfItem, selectLiveLeases, selectRecentlyEndedLeases } from "../sql/leases";

@@ -1,7 +1,8 @@
+import type { Limit } from "@work-graph/contract";
 import type { Db } from "../db";
-import { selectLimits, type LimitRow } from "../sql/limits";
+import { selectLimits } from "../sql/limits";
 
 /** limits.list: every limit by key, with its live leases. */
-export function listLimits(db: Db): Promise<LimitRow[]> {
+export function listLimits(db: Db): Promise<Limit[]> {
   return selectLimits(db);
 }

@@ -1,5 +1,6 @@
 import type { Db } from "../db";
-import type { Caller, Note, Page } from "../domain/types";
+import type { Note, Page } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { toNote } from "../domain/views";
 import { selectNotes } from "../sql/notes";
 import { decodeCursor, encodeCursor } from "./cursor";

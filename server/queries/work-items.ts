@@ -1,6 +1,7 @@
 import type { Db } from "../db";
 import { inProjects } from "../domain/scope";
-import type { Caller, Page, Stage, WorkItem } from "../domain/types";
+import type { Page, Stage, WorkItem } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { notFound } from "../errors";
 import { agentCapabilities, type Routing } from "../domain/routing";
 import { selectRoutedQueueTier, workerCapabilities } from "../sql/claims";

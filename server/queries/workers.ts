@@ -1,22 +1,9 @@
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
-import { LEASE_OUTCOMES, type Caller, type LeaseOutcome } from "../domain/types";
+import { LEASE_OUTCOMES, type LeaseOutcome, type Worker } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
 import { countLeasesEndedLastHour } from "../sql/leases";
 import { selectWorkers } from "../sql/workers";
-
-export interface Worker {
-  workerId: string;
-  liveLeases: number;
-  drained: boolean;
-  drainReason: string | null;
-  /** Who drained it (an actor) and, when a person, their name; null when not drained. */
-  drainedBy: string | null;
-  drainedByName: string | null;
-  lastSeenAt: string | null;
-  lastHour: { claimed: number; released: number; expired: number; revoked: number };
-  /** Union over the worker's unrevoked agent tokens. */
-  capabilities: string[];
-}
 
 /** workers.list answers at most this many workers (the most recently seen). */
 export const WORKERS_LIMIT = 1000;

@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
-import type { AttentionKind } from "../domain/types";
+import type { AttentionKind } from "@work-graph/contract";
 import { ATTENTION_COLUMNS, type LeaseRow, type toAttentionRequest } from "../domain/views";
 
 export type AttentionRow = Parameters<typeof toAttentionRequest>[0];

@@ -1,7 +1,7 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
-import type { Role } from "../domain/types";
+import type { Role } from "@work-graph/contract";
 
 /* API tokens and dashboard sessions (server/auth/). Tokens and session ids are stored as hashes only. */
 

@@ -3,7 +3,7 @@ import { continuitySeconds } from "../config";
 import type { Db } from "../db";
 import { queryHotPath } from "./hot-path";
 import type { Tx } from "../database/transaction";
-import type { WorkItem } from "../domain/types";
+import type { WorkItem } from "@work-graph/contract";
 import { workerDrainSql, type WorkerDrain } from "../domain/draining";
 import { NEXT_EPOCH } from "../domain/fencing";
 import { inProjects } from "../domain/scope";

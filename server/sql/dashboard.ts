@@ -1,9 +1,9 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Db } from "../db";
-import type { WaitingStage } from "../domain/contract";
+import type { WaitingStage } from "@work-graph/contract";
 import { CLAIMABLE, OPEN_GATE, QUEUE_ORDER, STAGE_SQL, WAITING_ON_SQL } from "../domain/readiness";
 import { AN_AGENT_CAN_TAKE, CAPABILITIES_NO_AGENT_HAS } from "../domain/unroutable";
-import type { Stage } from "../domain/types";
+import type { Stage } from "@work-graph/contract";
 import { ATTENTION_COLUMNS, WORK_ITEM_COLUMNS, type toAttentionRequest, type WorkItemRow } from "../domain/views";
 
 /* The dashboard's reads beyond API.md's procedures (server/queries/dashboard*.ts). */

@@ -1,11 +1,12 @@
 import { Prisma } from "../generated/prisma/client";
+import type { EventType } from "@work-graph/contract";
 import type { Db } from "../db";
 import type { Tx } from "../database/transaction";
 import { EVENT_COLUMNS, type toEvent } from "../domain/views";
 
 export interface NewEvent {
   workItemId: string;
-  type: string;
+  type: EventType;
   actor: string;
   leaseId?: string | null;
   epoch?: number | null;

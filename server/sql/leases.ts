@@ -3,7 +3,7 @@ import type { Db } from "../db";
 import { queryHotPath } from "./hot-path";
 import { staticSql, sqlParameter } from "./static-sql";
 import type { Tx } from "../database/transaction";
-import type { LeaseOutcome } from "../domain/contract";
+import type { LeaseOutcome } from "@work-graph/contract";
 import { endExpiredLeasesSql } from "../domain/expiry";
 import { isLiveLease, lockLeaseItem } from "../domain/fencing";
 import { itemInProjects } from "../domain/scope";

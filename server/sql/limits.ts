@@ -1,4 +1,5 @@
 import { Prisma } from "../generated/prisma/client";
+import type { Limit } from "@work-graph/contract";
 import type { Db } from "../db";
 import { LIVE_LEASES_ON } from "../domain/routing";
 import { EVENTS_CHANNEL } from "./notifications";
@@ -9,15 +10,7 @@ import { EVENTS_CHANNEL } from "./notifications";
  * key). Lowering a limit ends no lease (rule 5): claims wait until the count is below it.
  */
 
-/** A limit as limits.* answer it (API.md `Limit`). */
-export interface LimitRow {
-  key: string;
-  maxLeases: number;
-  liveLeases: number;
-  updatedAt: string;
-}
-
-const toLimit = (row: Omit<LimitRow, "updatedAt"> & { updatedAt: Date }): LimitRow => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() });
+const toLimit = (row: Omit<Limit, "updatedAt"> & { updatedAt: Date }): Limit => ({ ...row, updatedAt: new Date(row.updatedAt).toISOString() });
 
 /** Most limits limits.list returns. */
 export const MAX_LIMITS_LISTED = 10_000;
@@ -32,8 +25,8 @@ const LIMIT_COLUMNS = Prisma.sql`k.key, k.max_leases AS "maxLeases", ${LIVE_LEAS
 const WAKE_CLAIMS = Prisma.sql`pg_notify(${EVENTS_CHANNEL}, 'limit.changed')`;
 
 /** Sets key `key`'s limit (creates or replaces it), one statement; waiting claims retry. */
-export async function upsertLimit(db: Db, key: string, maxLeases: number): Promise<LimitRow> {
-  const [row] = await db.$queryRaw<(LimitRow & { updatedAt: Date })[]>`
+export async function upsertLimit(db: Db, key: string, maxLeases: number): Promise<Limit> {
+  const [row] = await db.$queryRaw<(Limit & { updatedAt: Date })[]>`
     WITH k AS (
       INSERT INTO limits AS k (key, max_leases, updated_at) VALUES (${key}, ${maxLeases}, work_graph_clock())
       ON CONFLICT (key) DO UPDATE SET max_leases = EXCLUDED.max_leases, updated_at = EXCLUDED.updated_at
@@ -51,8 +44,8 @@ export async function deleteLimit(db: Db, key: string): Promise<void> {
 }
 
 /** Every limit, by key, with its live leases. */
-export async function selectLimits(db: Db): Promise<LimitRow[]> {
-  const rows = await db.$queryRaw<(LimitRow & { updatedAt: Date })[]>`
+export async function selectLimits(db: Db): Promise<Limit[]> {
+  const rows = await db.$queryRaw<(Limit & { updatedAt: Date })[]>`
     SELECT ${LIMIT_COLUMNS} FROM limits k ORDER BY k.key COLLATE "C" LIMIT ${MAX_LIMITS_LISTED}`;
   return rows.map(toLimit);
 }

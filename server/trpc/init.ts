@@ -5,9 +5,9 @@ import { authenticate } from "../auth/tokens";
 import type { Db } from "../db";
 import { noteDatabaseUp } from "../database/availability";
 import { sqlState } from "../database/transaction";
-import { CSRF_HEADER } from "../domain/contract";
-import type { Caller, Role } from "../domain/types";
-import { TRPC_CODE_BY_REASON, WorkGraphError, type Reason } from "../errors";
+import { CSRF_HEADER, type Reason, type Role } from "@work-graph/contract";
+import type { Caller } from "../domain/types";
+import { TRPC_CODE_BY_REASON, WorkGraphError } from "../errors";
 import { requestIdOf } from "../http/request-id";
 import { asUnavailable } from "./unavailable";
 

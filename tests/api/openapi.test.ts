@@ -88,6 +88,15 @@ describe("GET /api/openapi.json", () => {
     const get = document.paths["/api/trpc/workItems.get"].get;
     expect(get.parameters).toEqual([expect.objectContaining({ name: "input", in: "query", required: true })]);
     expect(get.parameters[0].content["application/json"].schema.required).toEqual(["id"]);
+
+    // Every query describes `?input=`, also one that takes nothing (its input may be left out).
+    const queries = Object.entries(document.paths as Record<string, Json>).filter(([, operations]) => operations.get);
+    for (const [route, { get: query }] of queries) {
+      expect({ route, input: query.parameters.filter((parameter: Json) => parameter.name === "input" && parameter.in === "query").length }).toEqual({ route, input: 1 });
+    }
+    for (const route of ["/api/trpc/tokens.list", "/api/trpc/webhooks.list"]) {
+      expect(document.paths[route].get.parameters).toEqual([expect.objectContaining({ name: "input", in: "query", required: false })]);
+    }
   });
 
   it("describes the answers the server really gives, successes and errors", async ({ server, database }) => {

@@ -1,21 +1,20 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ATTENTION_KINDS, CSRF_HEADER, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, REASONS, ROLES, STAGES } from "../../server/domain/contract";
+import { ATTENTION_KINDS, CSRF_HEADER, LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, REASONS, ROLES, STAGES } from "@work-graph/contract";
 import { repo, sourceFiles } from "./support";
 
 /*
  * One rule, one place (issue 11 item 7, issue 23 item 6): the names docs/api.md defines (stages,
  * lease outcomes, error reasons, attention kinds, roles, LEASE_NOT_CURRENT's kinds), the
  * dashboard's CSRF header and the path of an item's page exist once, in
- * server/domain/contract.ts, a plain constant module that server, dashboard, CLI, MCP server and
- * SDK all import (the SDK re-exports it). That it imports nothing and is the only server code
- * the SDK and browser code load at run time: tests/architecture/layers.test.ts. Static checks
- * over the source.
+ * packages/contract/src/constants.ts, which server, dashboard, CLI, MCP server and SDK all
+ * import (the SDK re-exports it). That the contract package imports none of the code base and
+ * the SDK no server code: tests/architecture/layers.test.ts. Static checks over the source.
  */
 
-const CONTRACT = path.join("server", "domain", "contract.ts");
-const SCANNED = ["server", "app", "packages/agent/src"];
+const CONTRACT = path.join("packages", "contract", "src", "constants.ts");
+const SCANNED = ["server", "app", "packages/agent/src", "packages/contract/src"];
 
 /** Array literals (`[…]`, `new Set([…])`, `z.enum([…])`) made only of string literals, with at least two. */
 function stringListLiterals(text: string): string[][] {
@@ -54,7 +53,7 @@ async function scannedSources(): Promise<[file: string, text: string][]> {
 }
 
 describe("the contract's lists, header and item path are defined once", () => {
-  it("no list of stage, outcome, reason, attention kind, role or LEASE_NOT_CURRENT kind names appears outside server/domain/contract.ts", async () => {
+  it("no list of stage, outcome, reason, attention kind, role or LEASE_NOT_CURRENT kind names appears outside packages/contract/src/constants.ts", async () => {
     const offending = (await scannedSources()).flatMap(([file, text]) => copiedLists(text).map((copy) => `${file}: ${copy}`));
     expect(offending).toEqual([]);
   });

@@ -16,8 +16,8 @@ export async function sourceFiles(dir: string): Promise<string[]> {
     .sort();
 }
 
-/** What the layering check reads: the server, the dashboard, the agent package and the scripts. */
-export const CRUISED = ["server", "app", "packages/agent/src", "scripts", "proxy.ts"];
+/** What the layering check reads: the server, the dashboard, the agent and contract packages and the scripts. */
+export const CRUISED = ["server", "app", "packages/agent/src", "packages/contract/src", "scripts", "proxy.ts"];
 
 /**
  * dependency-cruiser over `paths` (relative to `baseDir`) with the rules of .dependency-cruiser.mjs;

@@ -2,10 +2,9 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { REASONS, STAGES, TERMINAL_STAGES } from "../../server/domain/contract";
+import { REASONS, stage, STAGES, TERMINAL_STAGES } from "@work-graph/contract";
 import { TRPC_CODE_BY_REASON } from "../../server/errors";
 import { appRouter } from "../../server/trpc/root";
-import { stage } from "../../server/trpc/schemas";
 
 /** Every procedure named in the first column of a table in docs/api.md (e.g. "`tokens.list` / `tokens.revoke`"). */
 async function documentedProcedures(): Promise<Set<string>> {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect } from "vitest";
-import type { Stage, WorkItem } from "../../server/domain/types";
+import type { Stage, WorkItem } from "@work-graph/contract";
 import { refused, graphTest } from "./support";
 
 /*

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { isTerminalStage } from "../../server/domain/contract";
+import { isTerminalStage } from "@work-graph/contract";
 import { STAGE_SQL, STRUCTURALLY_READY_SQL, UNLEASED_READY_SQL, WAITING_ON_SQL } from "../../server/domain/readiness";
 import { databaseTest } from "../support/fixtures";
 

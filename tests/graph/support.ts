@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { expect, vi } from "vitest";
-import type { Stage, WorkItem } from "../../server/domain/types";
+import type { Stage, WorkItem } from "@work-graph/contract";
 import { callerAs } from "../support/app";
 import type { TestDatabase } from "../support/database";
 import { databaseTest } from "../support/fixtures";

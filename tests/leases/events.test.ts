@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import type { WorkGraphEvent } from "../../server/domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
 import { databaseTest } from "../support/fixtures";
 
 const it = databaseTest();

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type pg from "pg";
 import { describe, expect, vi } from "vitest";
-import type { Lease } from "../../server/domain/types";
+import type { Lease } from "@work-graph/contract";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { actors, refusal, advanceClockPast, databaseClock, databaseTest } from "../support/fixtures";
 import { databaseSnapshot } from "./support";

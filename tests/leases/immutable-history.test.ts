@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import type { Lease } from "../../server/domain/types";
+import type { Lease } from "@work-graph/contract";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import type pg from "pg";
 import type { TestDatabase } from "../support/database";

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createDb, type Db } from "../../server/db";
-import type { Lease } from "../../server/domain/types";
+import type { Lease } from "@work-graph/contract";
 import { startExpirySweeper } from "../../server/operations/sweep";
 import { databaseTest, advanceClockPast, type Actors } from "../support/fixtures";
 import { insertReadyItems } from "../support/factories";

@@ -1,5 +1,5 @@
 import { revokeToken } from "../../server/auth/tokens";
-import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "../../server/domain/contract";
+import { LEASE_NOT_CURRENT_KINDS, LEASE_OUTCOMES, STAGES } from "@work-graph/contract";
 import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

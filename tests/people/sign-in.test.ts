@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { oidcProvider } from "../../server/auth/oidc";
 import { createToken } from "../../server/auth/tokens";
-import { CSRF_HEADER } from "../../server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { SESSION_COOKIE } from "../../server/trpc/init";
 import { databaseTest } from "../support/fixtures";
 import { ACCOUNTS, ADMIN_GROUP, CLIENT_ID, OPERATOR_GROUP, startTestProvider, type TestProvider } from "../support/oidc-provider";

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import type { Lease } from "../../server/domain/types";
+import type { Lease } from "@work-graph/contract";
 import { databaseTest, refusal } from "../support/fixtures";
 import { openSse } from "../support/sse";
 import { scopedCaller } from "./support";

@@ -1,6 +1,7 @@
 import type { Db } from "../../server/db";
 import { authenticate } from "../../server/auth/tokens";
-import type { Caller, Role } from "../../server/domain/types";
+import type { Role } from "@work-graph/contract";
+import type { Caller } from "../../server/domain/types";
 import { newRequestId } from "../../server/http/request-id";
 import { createCaller } from "../../server/trpc/root";
 import type { Actors } from "../support/fixtures";

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { describe, expect, onTestFinished } from "vitest";
 import { createSession, endSession } from "../../server/auth/sessions";
 import { revokeToken } from "../../server/auth/tokens";
-import type { WorkGraphEvent } from "../../server/domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
 import { wakeups } from "../../server/realtime/wakeups";
 import { SESSION_COOKIE } from "../../server/trpc/init";
 import { callerAs } from "../support/app";

@@ -6,7 +6,7 @@ import { createToken, forgetAuthenticatedTokens } from "../../server/auth/tokens
 import { UNAVAILABLE_MESSAGE } from "../../server/database/availability";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../server/database/embedded";
 import { migrateDeploy, projectRoot } from "../../server/database/migrate";
-import { CSRF_HEADER } from "../../server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { SESSION_COOKIE } from "../../server/trpc/init";
 import { isAlive, postmasterPid, tempDataDir } from "../../scripts/server-process";
 import * as healthLive from "../../app/api/health/live/route";

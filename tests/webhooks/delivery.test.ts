@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { describe, expect, vi } from "vitest";
-import type { WorkGraphEvent } from "../../server/domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
 import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
 import { advanceClockPast } from "../support/fixtures";
 import { deliveryRounds, signatureIsValid, webhookTest, type Receiver } from "./support";

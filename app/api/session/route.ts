@@ -5,7 +5,7 @@ import { noteDatabaseUp } from "@/server/database/availability";
 import { getDb } from "@/server/db";
 import { readBoundedBody } from "@/server/http/body";
 import { failureResponse } from "@/server/http/unavailable";
-import { CSRF_HEADER } from "@/server/domain/contract";
+import { CSRF_HEADER } from "@work-graph/contract";
 import { cookieValue, SESSION_COOKIE } from "@/server/trpc/init";
 import { isHttps } from "@/app/_lib/https";
 import { DASHBOARD_ROLES } from "@/app/_lib/session";

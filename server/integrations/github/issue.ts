@@ -3,7 +3,7 @@ import { z } from "zod";
 /*
  * GitHub issues in (docs/github.md): what an `issues` webhook payload says about its work item.
  * The payload's fields the bridge reads; the mapping of an issue to items is in
- * server/domain/contract.ts (shared with the CLI's back-fill).
+ * packages/contract/src/github.ts (shared with the CLI's back-fill).
  */
 
 const label = z.object({ name: z.string() });

@@ -4,7 +4,7 @@ import type { Caller } from "../../domain/types";
 import { WorkGraphError } from "../../errors";
 import {
   DEFAULT_PROJECT, githubBlockerNumbers, githubIssueExternalId, githubIssueFields, githubIssueImport, githubOpenTasks, githubTaskExternalId,
-} from "../../domain/contract";
+} from "@work-graph/contract";
 import { hasLabel, type IssuesPayload } from "./issue";
 import { logger } from "../../log";
 import { appendEvents } from "../../sql/events";

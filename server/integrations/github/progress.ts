@@ -8,7 +8,7 @@ import type { OwnedWebhookDelivery } from "../webhooks/dispatcher";
 import { itemUrl, newWebhookSecret, TEST_EVENT_TYPE } from "../webhooks/payload";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/send";
 import { encryptSecret } from "../webhooks/secret-box";
-import { parseGithubIssueExternalId } from "../../domain/contract";
+import { parseGithubIssueExternalId } from "@work-graph/contract";
 
 /*
  * GitHub progress out (docs/github.md): the outbox's `github` webhook takes the events of items

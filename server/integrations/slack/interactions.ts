@@ -6,7 +6,7 @@ import { logger } from "../../log";
 import { answerFromSlack } from "./operations";
 import { databaseUnixSeconds, selectRequestForSlack, selectSlackMessage } from "./statements";
 import { failureResponse } from "../../http/unavailable";
-import { safeString } from "../../trpc/schemas";
+import { safeString } from "@work-graph/contract";
 import { slackApp, slackResponder, type SlackApp } from "./client";
 import {
   alreadyAnsweredText,

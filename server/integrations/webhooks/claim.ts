@@ -1,8 +1,9 @@
 import type { Db } from "../../db";
-import type { WorkGraphEvent } from "../../domain/types";
+import type { WorkGraphEvent } from "@work-graph/contract";
 import { toEvent } from "../../domain/views";
 import { claimDueDeliveries, type ClaimedRow } from "./statements";
-import { TEST_EVENT_TYPE, type WebhookFormat } from "./payload";
+import type { WebhookFormat } from "@work-graph/contract";
+import { TEST_EVENT_TYPE } from "./payload";
 
 export interface ClaimedDelivery {
   id: string;

@@ -1,7 +1,8 @@
 import type { Db } from "../../db";
 import { inTransaction } from "../../database/transaction";
 import { notFound, WorkGraphError } from "../../errors";
-import { toDelivery, toWebhook, type Delivery, type Webhook } from "./queries";
+import type { Delivery, Webhook } from "@work-graph/contract";
+import { toDelivery, toWebhook } from "./queries";
 import { failPendingDeliveries, insertTestDelivery, insertWebhookBelowLimit, markWebhookDeleted } from "./statements";
 import { newWebhookSecret, TEST_EVENT_TYPE } from "./payload";
 import { encryptSecret } from "./secret-box";

@@ -1,6 +1,5 @@
 import { createHmac, randomBytes } from "node:crypto";
-import type { WorkGraphEvent } from "../../domain/types";
-import { itemHref } from "../../domain/contract";
+import { itemHref, OWNED_WEBHOOK_FORMATS, type WebhookFormat, type WorkGraphEvent } from "@work-graph/contract";
 
 /**
  * The webhooks an integration owns: `slack_app`, the Slack app's (server/integrations/slack);
@@ -8,10 +7,7 @@ import { itemHref } from "../../domain/contract";
  * its integration's settings, not through webhooks.create, and its deliveries are made by that
  * integration (DispatcherOptions.owned) instead of a signed POST.
  */
-export const OWNED_WEBHOOK_FORMATS = ["slack_app", "github"] as const;
 export type OwnedWebhookFormat = (typeof OWNED_WEBHOOK_FORMATS)[number];
-
-export type WebhookFormat = "json" | "slack" | OwnedWebhookFormat;
 
 export const isOwnedWebhookFormat = (format: WebhookFormat): format is OwnedWebhookFormat => (OWNED_WEBHOOK_FORMATS as readonly string[]).includes(format);
 

@@ -1,37 +1,8 @@
+import type { Delivery, Webhook } from "@work-graph/contract";
 import type { Db } from "../../db";
 import type { Tx } from "../../database/transaction";
 import { notFound } from "../../errors";
-import type { WebhookFormat } from "./payload";
 import { isLiveWebhook, selectDeliveries, selectLiveWebhooks, type DeliveryRow, type WebhookRow } from "./statements";
-
-export interface Webhook {
-  id: string;
-  url: string;
-  events: string[];
-  /** `slack_app` and `github`: the Slack app's and GitHub progress out's own webhooks (docs/integrations.md, docs/github.md). */
-  format: WebhookFormat;
-  label: string | null;
-  createdAt: string;
-  lastDeliveredAt: string | null;
-  failing: boolean;
-  lastError: string | null;
-}
-
-export interface Delivery {
-  id: string;
-  webhookId: string;
-  eventSequence: number;
-  eventType: string;
-  attempts: number;
-  status: "pending" | "delivered" | "failed";
-  responseStatus: number | null;
-  /** Addition to API.md's shape: the start of the receiver's answer (at most 1,000 characters). */
-  responseBody: string | null;
-  error: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  nextAttemptAt: string | null;
-}
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 

@@ -3,7 +3,7 @@ import type { Db } from "../../db";
 import type { Tx } from "../../database/transaction";
 import { STAGE_SQL } from "../../domain/readiness";
 import { actorNameOf } from "../../domain/views";
-import type { WebhookFormat } from "./payload";
+import type { WebhookFormat } from "@work-graph/contract";
 import type { RetryPolicy } from "./retry";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */

@@ -1,18 +1,17 @@
-import { z } from "zod";
+import { inputs } from "@work-graph/contract";
 import { removeLimit, setLimit } from "../../operations/limits";
 import { listLimits } from "../../queries/limits";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { concurrencyKey } from "../schemas";
 
 /** Rule 14's concurrency limits: operators set them, everyone may read them. */
 export const limitsRouter = router({
   set: rolesProcedure("operator")
-    .input(z.object({ key: concurrencyKey, maxLeases: z.number().int().min(0).max(10_000) }))
+    .input(inputs["limits.set"])
     .mutation(({ ctx, input }) => setLimit(ctx.db, input)),
 
   delete: rolesProcedure("operator")
-    .input(z.object({ key: concurrencyKey }))
+    .input(inputs["limits.delete"])
     .mutation(({ ctx, input }) => removeLimit(ctx.db, input)),
 
-  list: authedProcedure.input(z.object({}).default({})).query(({ ctx }) => listLimits(ctx.db)),
+  list: authedProcedure.input(inputs["limits.list"]).query(({ ctx }) => listLimits(ctx.db)),
 });

@@ -1,10 +1,9 @@
-import { z } from "zod";
+import { inputs } from "@work-graph/contract";
 import { listNotes } from "../../queries/notes";
 import { authedProcedure, router } from "../init";
-import { limit, safeString, workItemRef } from "../schemas";
 
 export const notesRouter = router({
   list: authedProcedure
-    .input(z.object({ workItemId: workItemRef, limit: limit(200, 50), cursor: safeString().max(400).optional(), order: z.enum(["asc", "desc"]).default("asc") }))
+    .input(inputs["notes.list"])
     .query(({ ctx, input }) => listNotes(ctx.db, ctx.caller, input)),
 });

@@ -1,11 +1,10 @@
-import { z } from "zod";
+import { inputs } from "@work-graph/contract";
 import { createProject, listProjects } from "../../operations/projects";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { projectId, text } from "../schemas";
 
 export const projectsRouter = router({
   create: rolesProcedure()
-    .input(z.object({ id: projectId, name: text("name", 200) }))
+    .input(inputs["projects.create"])
     .mutation(({ ctx, input }) => createProject(ctx.db, input)),
-  list: authedProcedure.input(z.object({}).default({})).query(({ ctx }) => listProjects(ctx.db, ctx.caller)),
+  list: authedProcedure.input(inputs["projects.list"]).query(({ ctx }) => listProjects(ctx.db, ctx.caller)),
 });

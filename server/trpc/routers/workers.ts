@@ -1,15 +1,14 @@
-import { z } from "zod";
+import { inputs } from "@work-graph/contract";
 import { drainWorker, undrainWorker } from "../../operations/drain";
 import { listWorkers } from "../../queries/workers";
 import { authedProcedure, rolesProcedure, router } from "../init";
-import { safeString, workerId } from "../schemas";
 
 const operator = rolesProcedure("operator");
 
 export const workersRouter = router({
-  list: authedProcedure.input(z.object({}).default({})).query(({ ctx }) => listWorkers(ctx.db, undefined, ctx.caller)),
+  list: authedProcedure.input(inputs["workers.list"]).query(({ ctx }) => listWorkers(ctx.db, undefined, ctx.caller)),
   drain: operator
-    .input(z.object({ workerId, reason: safeString().max(2_000).optional() }))
+    .input(inputs["workers.drain"])
     .mutation(({ ctx, input }) => drainWorker(ctx.db, ctx.caller, { workerId: input.workerId, reason: input.reason?.trim() || undefined })),
-  undrain: operator.input(z.object({ workerId })).mutation(({ ctx, input }) => undrainWorker(ctx.db, ctx.caller, input)),
+  undrain: operator.input(inputs["workers.undrain"]).mutation(({ ctx, input }) => undrainWorker(ctx.db, ctx.caller, input)),
 });

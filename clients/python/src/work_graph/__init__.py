@@ -22,7 +22,8 @@ from .errors import (
     WorkerDrained,
     WorkGraphError,
 )
-from .types import AttentionRequest, Claim, Lease, Note, WorkItem
+from ._types import AttentionRequest, Lease, Note, WorkItem
+from .types import Claim
 from .worker import Cancel, HandBack, Job, Release, WorkerSummary, run_worker
 
 __all__ = [

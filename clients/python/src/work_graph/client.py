@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 
 from .errors import NetworkError, error_from_reply
-from .types import AttentionKind, AttentionRequest, Asked, Claim, Finished, Lease, Note, WorkItem
+from ._types import AttentionKind, AttentionRequest, Lease, Note, WorkItem
+from .types import Asked, Claim, Finished
 
 if TYPE_CHECKING:
     from .worker import Handler, WorkerSummary

@@ -10,7 +10,8 @@ from typing import Any, Callable, Union
 
 from .client import Client
 from .errors import Internal, LeaseNotCurrent, NetworkError, Unavailable, WorkerDrained, WorkGraphError
-from .types import Asked, AttentionKind, AttentionRequest, Claim, Lease, Note, WorkItem
+from ._types import AttentionKind, AttentionRequest, Lease, Note, WorkItem
+from .types import Asked, Claim
 
 # Answers worth asking again: nothing was written, or a replay with the same key is safe.
 _TRANSIENT = (NetworkError, Unavailable, Internal)

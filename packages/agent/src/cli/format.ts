@@ -1,5 +1,5 @@
 /** The CLI's human output: tables, durations, one-line summaries of items, leases and answers. */
-import type { AttentionRequest, Lease, WorkItem } from "../sdk/client";
+import type { AttentionRequest, Lease, WorkItem } from "@work-graph/contract";
 
 export const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 

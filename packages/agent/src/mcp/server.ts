@@ -6,13 +6,13 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { AttentionRequest, Lease, WorkGraphClient, WorkItem } from "../sdk/client";
+import { importItem, inputs, projectId as projectIdField, workItemRef, type AttentionRequest, type Lease, type WorkItem } from "@work-graph/contract";
+import type { WorkGraphClient } from "../sdk/client";
 import { toWorkGraphError, WorkGraphError, type ErrorReason } from "../sdk/errors";
 import { SessionLeases } from "../sdk/lease-holder";
 import { retryUnanswered } from "../sdk/retry";
 import { SERVER_WAIT_LIMIT_SECONDS, waitInSteps } from "../waiting";
 import { workflow } from "../workflow";
-import { ATTENTION_KINDS, CAPABILITY_PATTERN, PROJECT_ID_PATTERN } from "../../../../server/domain/contract";
 
 /** Lease length when `claim` names none: short enough that a crashed session frees its items soon, renewed while it runs. */
 export const DEFAULT_LEASE_SECONDS = 300;
@@ -21,9 +21,13 @@ const MAX_ASK_WAIT_SECONDS = 3600;
 /** How often a long wait tells the client it is still busy (clients that honour progress reset their timeout). */
 const PROGRESS_EVERY_MS = 10_000;
 
-const itemId = z.string().min(1).max(100).describe("work item id");
-const projectId = z.string().regex(PROJECT_ID_PATTERN).describe("project id");
-const capability = z.string().regex(CAPABILITY_PATTERN);
+// The tools' arguments are the API's fields (the contract's schemas, with the API's limits); the
+// lease fields are the session's, and waits may be longer than one request's (taken in steps).
+const itemId = workItemRef.describe("work item id");
+const projectId = projectIdField.describe("project id");
+const claimInput = inputs["leases.claim"].unwrap().shape;
+const createInput = inputs["workItems.create"].shape;
+const askInput = inputs["attention.request"].shape;
 
 interface Progress {
   signal: AbortSignal;
@@ -150,7 +154,7 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     title: "Ready queue",
     description: "List the work items that are ready for you, in the exact order your next claim would take them: only items your capabilities cover, whose concurrency key has room. Use it to see what there is to do before claiming. Returns id, title and priority per item.",
     inputSchema: {
-      limit: z.number().int().min(1).max(200).optional().describe("how many items (default 20)"),
+      limit: inputs["workItems.queue"].unwrap().shape.limit.unwrap().optional().describe("how many items (default 20)"),
       projectId: projectId.optional().describe(`only this project's items${sessionProject ? ` (default ${sessionProject})` : " (default: every project you may see)"}`),
     },
     annotations: { readOnlyHint: true },
@@ -173,7 +177,7 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
       workItemId: itemId.optional().describe("claim this item (it must be ready)"),
       parentId: itemId.optional().describe("claim the next ready child of this item"),
       projectId: projectId.optional().describe(`claim only in this project${sessionProject ? ` (default ${sessionProject})` : " (default: any project you may see)"}`),
-      durationSeconds: z.number().int().min(1).max(86_400).optional().describe(`lease length in seconds (default ${DEFAULT_LEASE_SECONDS}); renewed automatically`),
+      durationSeconds: claimInput.durationSeconds.unwrap().optional().describe(`lease length in seconds (default ${DEFAULT_LEASE_SECONDS}); renewed automatically`),
       waitSeconds: z.number().int().min(0).max(MAX_CLAIM_WAIT_SECONDS).optional().describe("when nothing is ready, wait up to this long for an item (default 0)"),
     },
   }, async ({ workItemId, parentId, projectId, durationSeconds, waitSeconds }, extra) => {
@@ -235,7 +239,7 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
   server.registerTool("note", {
     title: "Add a progress note",
     description: "Record progress on an item you claimed in this session: what you did, found or decided. Notes are the item's history for people and later agents. Fails with LEASE_NOT_CURRENT when your lease is gone: then stop working on the item.",
-    inputSchema: { workItemId: itemId, content: z.string().min(1).max(100_000).describe("the note") },
+    inputSchema: { workItemId: itemId, content: inputs["leases.note"].shape.content.describe("the note") },
   }, async ({ workItemId, content }) => {
     try {
       const key = globalThis.crypto.randomUUID();
@@ -252,8 +256,8 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     description: "Mark an item you claimed in this session as done. Give evidence: what was done and how it was verified (tests run, links to commits or pull requests). Your lease ends. Fails with LEASE_NOT_CURRENT when your lease is gone: then stop, the work may belong to someone else now.",
     inputSchema: {
       workItemId: itemId,
-      evidence: z.string().min(1).max(100_000).describe("what was done and how it was verified"),
-      links: z.array(z.string().min(1).max(2000)).max(100).optional().describe("URLs of commits, pull requests, documents"),
+      evidence: inputs["leases.release"].shape.evidence.describe("what was done and how it was verified"),
+      links: inputs["leases.release"].shape.links.describe("URLs of commits, pull requests, documents"),
     },
   }, async ({ workItemId, evidence, links }) => {
     try {
@@ -268,7 +272,7 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
   server.registerTool("cancel", {
     title: "Cancel a work item",
     description: "Cancel an item you claimed in this session because it should not be done (duplicate, obsolete, wrong). Give the reason. Its open descendants are cancelled too and your lease ends. Use release instead when the work was done.",
-    inputSchema: { workItemId: itemId, reason: z.string().min(1).max(10_000).describe("why it should not be done") },
+    inputSchema: { workItemId: itemId, reason: inputs["leases.cancel"].shape.reason.describe("why it should not be done") },
     annotations: { destructiveHint: true },
   }, async ({ workItemId, reason }) => {
     try {
@@ -285,8 +289,8 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     description: "Give back an item you claimed in this session that you cannot do - not a question for a person: a tool, access or capability you lack, a rate limit or an outage (pass retryAfterSeconds so nobody takes it before then), or you must stop now. Give the reason. Your lease ends at once (outcome returned) and the item is ready for another worker, with no preference for you. Use ask instead when a person must decide or grant something, cancel when it should not be done at all, release when it is done.",
     inputSchema: {
       workItemId: itemId,
-      reason: z.string().min(1).max(10_000).describe("why you cannot do it, for the next worker and the operators"),
-      retryAfterSeconds: z.number().int().min(0).max(86_400).optional().describe("keep it unclaimable this long (e.g. until a rate limit resets)"),
+      reason: inputs["leases.handBack"].shape.reason.describe("why you cannot do it, for the next worker and the operators"),
+      retryAfterSeconds: inputs["leases.handBack"].shape.retryAfterSeconds.describe("keep it unclaimable this long (e.g. until a rate limit resets)"),
     },
   }, async ({ workItemId, reason, retryAfterSeconds }) => {
     try {
@@ -305,13 +309,7 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     description: "Split an item you claimed in this session into child items when it is too big for one go. Children may depend on each other by id (dependsOn). Your lease on the parent ends; the parent waits until its children are finished and must then be claimed and released itself. With claimChildId you get the lease on that child at once and continue with it.",
     inputSchema: {
       workItemId: itemId,
-      children: z.array(z.object({
-        id: itemId.optional().describe("child id (generated when omitted)"),
-        title: z.string().min(1).max(500),
-        description: z.string().max(100_000).optional(),
-        priority: z.number().int().optional(),
-        dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids this child waits for"),
-      })).min(1).max(100),
+      children: inputs["leases.decompose"].shape.children.describe("the children: each a title, and optionally an id (generated when omitted), description, priority and the ids it waits for (dependsOn)"),
       claimChildId: itemId.optional().describe("claim this child right away"),
     },
   }, async ({ workItemId, children, claimChildId }) => {
@@ -337,11 +335,11 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     description: "Ask a person a question about an item you claimed in this session: a decision, an authority or access you lack, a review, help, or a scope question. Blocking (the default): your lease ends and the item waits for the answer - stop working on it. With waitSeconds (up to 3600) this tool waits for the answer and, when it comes, claims the item again for you and returns the answer with your new lease: then continue the work. If no answer comes in time it says so; the item stays with the person, so do other work and claim it later (claim shows the answer). blocking: false only records the question and you keep your lease.",
     inputSchema: {
       workItemId: itemId,
-      question: z.string().min(1).max(10_000).describe("what you need from a person, answerable on its own"),
-      kind: z.enum(ATTENTION_KINDS).optional().describe("decision (default), authority, access, review, help or scope"),
-      options: z.array(z.string().min(1).max(500)).max(20).optional().describe("choices to pick from, if any"),
-      context: z.string().max(100_000).optional().describe("what the person needs to know to answer"),
-      blocking: z.boolean().optional().describe("default true: your lease ends and the item waits for the answer"),
+      question: askInput.question.describe("what you need from a person, answerable on its own"),
+      kind: askInput.kind.optional().describe("decision (default), authority, access, review, help or scope"),
+      options: askInput.options.describe("choices to pick from, if any"),
+      context: askInput.context.describe("what the person needs to know to answer"),
+      blocking: askInput.blocking.unwrap().optional().describe("default true: your lease ends and the item waits for the answer"),
       waitSeconds: z.number().int().min(0).max(MAX_ASK_WAIT_SECONDS).optional().describe("wait this long for the answer (default 0: return at once)"),
     },
   }, async ({ workItemId, question, kind, options, context, blocking, waitSeconds }, extra) => {
@@ -391,18 +389,11 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
     }
   });
 
-  const planItem = z.object({
-    ref: z.string().min(1).max(100).describe("a name for the item within this list, for parent and dependsOn"),
-    title: z.string().min(1).max(500),
-    description: z.string().max(100_000).optional(),
-    parent: z.string().min(1).max(200).optional().describe("the ref of its parent in this list, or an existing item's id"),
-    dependsOn: z.array(z.string().min(1).max(200)).max(100).optional().describe("refs in this list or existing ids it waits for"),
-    priority: z.number().int().optional(),
-    requires: z.array(capability).max(16).optional(),
-    concurrencyKey: capability.optional(),
-    notBefore: z.string().max(100).optional(),
-    delaySeconds: z.number().int().min(0).max(31_536_000).optional(),
-    externalId: z.string().min(1).max(200).optional().describe("its id elsewhere: an item with it already is not created again"),
+  const planItem = importItem.extend({
+    ref: importItem.shape.ref.describe("a name for the item within this list, for parent and dependsOn"),
+    parent: importItem.shape.parent.describe("the ref of its parent in this list, or an existing item's id"),
+    dependsOn: importItem.shape.dependsOn.describe("refs in this list or existing ids it waits for"),
+    externalId: importItem.shape.externalId.describe("its id elsewhere: an item with it already is not created again"),
   });
   server.registerTool("create", {
     title: "Create a work item, or a small plan",
@@ -410,16 +401,16 @@ export function createMcpServer({ client, version = "0.1.0", projectId: sessionP
       + "Or pass `items` (up to 100) instead of `title` to create a small plan at once, all or nothing: each item has a `ref`, and `parent`/`dependsOn` name other refs of the list or existing ids. "
       + "Plans are imported with workItems.import, which is an operator's: with an agent token `items` answers FORBIDDEN (create the items one by one, or ask a person to import the plan).",
     inputSchema: {
-      title: z.string().min(1).max(500).optional().describe("the item's title (or give items)"),
-      description: z.string().max(100_000).optional(),
-      parentId: itemId.optional().describe("make it a child of this item (it is then in the parent's project)"),
-      dependsOn: z.array(z.string().min(1).max(100)).max(100).optional().describe("ids it waits for"),
-      priority: z.number().int().optional().describe("higher first (default 0)"),
-      projectId: projectId.optional().describe(`its project${sessionProject ? ` (default ${sessionProject})` : ""}`),
-      requires: z.array(capability).max(16).optional().describe("capabilities a worker needs to claim it, e.g. [\"browser\"]"),
-      concurrencyKey: capability.optional().describe("a key whose limit caps how many such items are worked on at once"),
-      notBefore: z.string().max(100).optional().describe("not claimable before this time (ISO-8601 with offset)"),
-      delaySeconds: z.number().int().min(0).max(31_536_000).optional().describe("not claimable for this many seconds"),
+      title: createInput.title.optional().describe("the item's title (or give items)"),
+      description: createInput.description,
+      parentId: createInput.parentId.describe("make it a child of this item (it is then in the parent's project)"),
+      dependsOn: createInput.dependsOn.describe("ids it waits for"),
+      priority: createInput.priority.describe("higher first (default 0)"),
+      projectId: createInput.projectId.describe(`its project${sessionProject ? ` (default ${sessionProject})` : ""}`),
+      requires: createInput.requires.describe("capabilities a worker needs to claim it, e.g. [\"browser\"]"),
+      concurrencyKey: createInput.concurrencyKey.describe("a key whose limit caps how many such items are worked on at once"),
+      notBefore: createInput.notBefore.describe("not claimable before this time (ISO-8601 with offset)"),
+      delaySeconds: createInput.delaySeconds.describe("not claimable for this many seconds"),
       items: z.array(planItem).min(1).max(100).optional().describe("a small plan instead of one item (then give no title)"),
     },
   }, async ({ title, description, parentId, dependsOn, priority, projectId, requires, concurrencyKey, notBefore, delaySeconds, items }) => {

@@ -10,29 +10,14 @@ import remarkGfm from "remark-gfm";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
 import { parse as parseYaml } from "yaml";
-
-/** One item of workItems.import. */
-export interface PlanItem {
-  ref: string;
-  id?: string;
-  title: string;
-  description?: string | null;
-  parent?: string;
-  dependsOn?: string[];
-  priority?: number;
-  requires?: string[];
-  concurrencyKey?: string | null;
-  notBefore?: string;
-  delaySeconds?: number;
-  externalId?: string;
-}
+import type { ImportItemInput } from "@work-graph/contract";
 
 export type PlanFormat = "json" | "yaml" | "task-master" | "markdown";
 
 export interface Plan {
   format: PlanFormat;
   projectId?: string;
-  items: PlanItem[];
+  items: ImportItemInput[];
   /** Where each ref comes from in the file (e.g. "line 12"), to point at an offending item. */
   sources: Record<string, string>;
 }
@@ -69,7 +54,7 @@ function fromInput(format: "json" | "yaml", data: unknown): Plan {
   items.forEach((item, index) => {
     if (isObject(item) && typeof item.ref === "string") sources[item.ref] = `item ${index + 1}`;
   });
-  return { format, ...(projectId === undefined ? {} : { projectId }), items: items as PlanItem[], sources };
+  return { format, ...(projectId === undefined ? {} : { projectId }), items: items as ImportItemInput[], sources };
 }
 
 // ---- task-master ----
@@ -106,7 +91,7 @@ const PRIORITY: Record<string, number> = { high: 2, medium: 1, low: 0 };
 const LEFT_OUT = new Set(["done", "cancelled"]);
 
 function fromTaskMaster(tasks: TaskMasterTask[]): Plan {
-  const items: PlanItem[] = [];
+  const items: ImportItemInput[] = [];
   const sources: Record<string, string> = {};
   const kept = new Set<string>();
   const open = (task: TaskMasterTask) => !LEFT_OUT.has(String(task.status ?? "pending").toLowerCase());
@@ -172,7 +157,7 @@ function fnv(text: string): string {
 
 function fromMarkdown(fileName: string, text: string): Plan {
   const tree = unified().use(remarkParse).use(remarkGfm).parse(text) as Root;
-  const items: PlanItem[] = [];
+  const items: ImportItemInput[] = [];
   const sources: Record<string, string> = {};
   const externalIdOf = (path: string[]) => {
     const full = `md:${fileName}:${path.join("/")}`;
@@ -233,10 +218,10 @@ export interface PlanTreeLine {
 }
 
 /** The plan as a tree (children under their parent, input order), each item with the id the import gave it and whether it existed already. */
-export function planTree(items: PlanItem[], outcome: Pick<ImportOutcome, "existing" | "refs">): PlanTreeLine[] {
+export function planTree(items: ImportItemInput[], outcome: Pick<ImportOutcome, "existing" | "refs">): PlanTreeLine[] {
   const refs = new Set(items.map((item) => item.ref));
   const existing = new Set(outcome.existing.map((entry) => entry.ref));
-  const children = new Map<string | null, PlanItem[]>();
+  const children = new Map<string | null, ImportItemInput[]>();
   for (const item of items) {
     const parent = item.parent !== undefined && refs.has(item.parent) ? item.parent : null;
     children.set(parent, [...(children.get(parent) ?? []), item]);

@@ -1,12 +1,12 @@
 import { createTRPCClientProxy, httpLink, TRPCUntypedClient, type TRPCClient } from "@trpc/client";
-import type { AppRouter } from "../../../../server/trpc/root";
+import type { ApiRouter, ProcedureInputOf, ProcedureOutput } from "@work-graph/contract";
 import { toWorkGraphError } from "./errors";
 import { NO_RETRY, withRetry, type RetryOptions, type RetryPolicy } from "./retry";
 
 export type { RetryOptions } from "./retry";
 
 /** The typed tRPC client for the Work Graph API: `client.leases.claim.mutate({...})`, `client.workItems.get.query({ id })`. */
-export type WorkGraphClient = TRPCClient<AppRouter>;
+export type WorkGraphClient = TRPCClient<ApiRouter>;
 
 export interface WorkGraphClientOptions {
   /** Server base URL, e.g. `http://localhost:3000` (`/api/trpc` is appended unless already there). */
@@ -35,14 +35,14 @@ export function apiUrl(url: string): string {
 }
 
 /** Maps every rejection to a WorkGraphError (reason, detail, code) before the caller sees it. */
-class WorkGraphUntypedClient extends TRPCUntypedClient<AppRouter> {
-  override query(...args: Parameters<TRPCUntypedClient<AppRouter>["query"]>): Promise<unknown> {
+class WorkGraphUntypedClient extends TRPCUntypedClient<ApiRouter> {
+  override query(...args: Parameters<TRPCUntypedClient<ApiRouter>["query"]>): Promise<unknown> {
     return super.query(...args).catch((error: unknown) => {
       throw toWorkGraphError(error);
     });
   }
 
-  override mutation(...args: Parameters<TRPCUntypedClient<AppRouter>["mutation"]>): Promise<unknown> {
+  override mutation(...args: Parameters<TRPCUntypedClient<ApiRouter>["mutation"]>): Promise<unknown> {
     return super.mutation(...args).catch((error: unknown) => {
       throw toWorkGraphError(error);
     });
@@ -99,29 +99,19 @@ export function createWorkGraphClient(options: WorkGraphClientOptions): WorkGrap
   const untyped = new WorkGraphUntypedClient({
     links: [httpLink({ url: apiUrl(options.url), headers, fetch: fetchWithRetry })],
   });
-  return createTRPCClientProxy<AppRouter>(untyped);
+  return createTRPCClientProxy<ApiRouter>(untyped);
 }
 
-type Result<F> = F extends (...args: never[]) => Promise<infer R> ? R : never;
-type Input<F> = F extends (input: infer I, ...rest: never[]) => unknown ? I : never;
-
-/** API shapes (API.md), derived from the router's types. */
-export type WorkItem = Result<WorkGraphClient["workItems"]["get"]["query"]>;
-export type ClaimResult = NonNullable<Result<WorkGraphClient["leases"]["claim"]["mutate"]>>;
-export type Lease = ClaimResult["lease"];
-export type AttentionRequest = Result<WorkGraphClient["attention"]["get"]["query"]>;
-export type Note = Result<WorkGraphClient["leases"]["note"]["mutate"]>;
-export type WorkGraphEvent = Result<WorkGraphClient["events"]["list"]["query"]>["items"][number];
-export type AttentionRequestResult = Result<WorkGraphClient["attention"]["request"]["mutate"]>;
-export type DecomposeResult = Result<WorkGraphClient["leases"]["decompose"]["mutate"]>;
-export type FinishResult = Result<WorkGraphClient["leases"]["release"]["mutate"]>;
-export type AttentionRequestInput = Input<WorkGraphClient["attention"]["request"]["mutate"]>;
-export type DecomposeInput = Input<WorkGraphClient["leases"]["decompose"]["mutate"]>;
-export type CreateWorkItemInput = Input<WorkGraphClient["workItems"]["create"]["mutate"]>;
+/** Results and inputs of the procedures the SDK's own code names (the contract's `z.infer` types). */
+export type ClaimResult = NonNullable<ProcedureOutput<"leases.claim">>;
+export type AttentionRequestResult = ProcedureOutput<"attention.request">;
+export type DecomposeResult = ProcedureOutput<"leases.decompose">;
+export type FinishResult = ProcedureOutput<"leases.release">;
+export type AttentionRequestInput = ProcedureInputOf<"attention.request">;
+export type DecomposeInput = ProcedureInputOf<"leases.decompose">;
+export type CreateWorkItemInput = ProcedureInputOf<"workItems.create">;
 /** v3 queue policy (API.md "Queue policy"). */
-export type ClaimInput = NonNullable<Input<WorkGraphClient["leases"]["claim"]["mutate"]>>;
-export type UpdateWorkItemInput = Input<WorkGraphClient["workItems"]["update"]["mutate"]>;
+export type ClaimInput = NonNullable<ProcedureInputOf<"leases.claim">>;
+export type UpdateWorkItemInput = ProcedureInputOf<"workItems.update">;
 /** `leases.handBack` without the lease: `{ reason, retryAfterSeconds? }`. */
-export type HandBackInput = Omit<Input<WorkGraphClient["leases"]["handBack"]["mutate"]>, "leaseId" | "epoch" | "workerId">;
-export type Limit = Result<WorkGraphClient["limits"]["list"]["query"]>[number];
-export type Project = Result<WorkGraphClient["projects"]["list"]["query"]>[number];
+export type HandBackInput = Omit<ProcedureInputOf<"leases.handBack">, "leaseId" | "epoch" | "workerId">;

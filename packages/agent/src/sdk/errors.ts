@@ -1,10 +1,9 @@
 import { TRPCClientError } from "@trpc/client";
-import { REASONS, type LeaseNotCurrentKind, type Reason } from "../../../../server/domain/contract";
-import type { AppRouter } from "../../../../server/trpc/root";
+import { REASONS, type ApiRouter, type LeaseNotCurrentKind, type Reason } from "@work-graph/contract";
 
 /**
- * The `reason` values of API.md: the one list in server/domain/contract.ts (a plain constant
- * module, bundled into the SDK), re-exported here as `API_REASONS` / `REASONS`.
+ * The `reason` values of API.md: the one list in @work-graph/contract (bundled into
+ * the SDK), re-exported here as `API_REASONS` / `REASONS`.
  */
 export const API_REASONS = REASONS;
 
@@ -29,7 +28,7 @@ const isApiReason = (value: unknown): value is ApiReason => (API_REASONS as read
  * `detail` its `error.data.detail` (`{}` when there is none), `code` the tRPC code
  * (e.g. "CONFLICT"; "NETWORK" when nothing came back).
  */
-export class WorkGraphError extends TRPCClientError<AppRouter> {
+export class WorkGraphError extends TRPCClientError<ApiRouter> {
   readonly reason: ErrorReason;
   readonly detail: Record<string, unknown>;
   readonly code: string;
@@ -39,7 +38,7 @@ export class WorkGraphError extends TRPCClientError<AppRouter> {
   constructor(
     reason: ErrorReason,
     message: string,
-    options: { detail?: Record<string, unknown>; code?: string; httpStatus?: number | null; cause?: unknown; source?: TRPCClientError<AppRouter> } = {},
+    options: { detail?: Record<string, unknown>; code?: string; httpStatus?: number | null; cause?: unknown; source?: TRPCClientError<ApiRouter> } = {},
   ) {
     super(message, {
       cause: options.cause instanceof Error ? options.cause : undefined,
@@ -76,7 +75,7 @@ export class WorkGraphError extends TRPCClientError<AppRouter> {
   }
 }
 
-function httpStatusOf(error: TRPCClientError<AppRouter>): number | null {
+function httpStatusOf(error: TRPCClientError<ApiRouter>): number | null {
   const fromData = (error.data as { httpStatus?: unknown } | undefined)?.httpStatus;
   if (typeof fromData === "number") return fromData;
   const response = error.meta?.response as { status?: unknown } | undefined;
@@ -87,7 +86,7 @@ function httpStatusOf(error: TRPCClientError<AppRouter>): number | null {
 export function toWorkGraphError(error: unknown): WorkGraphError {
   if (error instanceof WorkGraphError) return error;
   if (error instanceof TRPCClientError) {
-    const trpcError = error as TRPCClientError<AppRouter>;
+    const trpcError = error as TRPCClientError<ApiRouter>;
     const data = trpcError.data as { reason?: unknown; detail?: unknown; code?: unknown } | undefined;
     const httpStatus = httpStatusOf(trpcError);
     if (data && typeof data.code === "string") {

@@ -6,7 +6,8 @@
  * with `detail.local: true`) when this session did not obtain it or lost it: fencing (ADR 002)
  * holds on the client too, a lease is never written with after it is gone.
  */
-import type { FinishResult, HandBackInput, Lease, WorkGraphClient } from "./client";
+import type { Lease } from "@work-graph/contract";
+import type { FinishResult, HandBackInput, WorkGraphClient } from "./client";
 import { toWorkGraphError, WorkGraphError, type LeaseNotCurrentKind } from "./errors";
 import { NO_RETRY, REPLAY, retryUnanswered, type RetryPolicy } from "./retry";
 

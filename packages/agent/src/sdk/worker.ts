@@ -1,7 +1,5 @@
-import type {
-  AttentionRequest, AttentionRequestInput, AttentionRequestResult, ClaimResult, DecomposeInput, DecomposeResult, Lease,
-  Note, WorkGraphClient, WorkItem,
-} from "./client";
+import type { AttentionRequest, Lease, Note, WorkItem } from "@work-graph/contract";
+import type { AttentionRequestInput, AttentionRequestResult, ClaimResult, DecomposeInput, DecomposeResult, WorkGraphClient } from "./client";
 import { toWorkGraphError, type WorkGraphError } from "./errors";
 import { HeldLease } from "./lease-holder";
 import { backoffDelay, retryUnanswered, sleep, type RetryOptions, type RetryPolicy } from "./retry";

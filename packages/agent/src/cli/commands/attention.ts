@@ -1,6 +1,6 @@
 /** `work-graph attention …`: ask a human, list and read the questions, wait for an answer, answer one. */
 import type { Command } from "commander";
-import type { AttentionRequest } from "../../sdk/client";
+import type { AttentionRequest } from "@work-graph/contract";
 import { retryUnanswered } from "../../sdk/retry";
 import { waitInSteps } from "../../waiting";
 import {

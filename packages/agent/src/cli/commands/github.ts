@@ -1,6 +1,6 @@
 /** GitHub: back-fill a repository's labelled issues (docs/github.md "Back-fill"). */
 import type { Command } from "commander";
-import { githubBlockerNumbers, githubIssueImport, type GithubImportItem, type GithubIssue } from "../../../../../server/domain/contract";
+import { githubBlockerNumbers, githubIssueImport, type GithubImportItem, type GithubIssue } from "@work-graph/contract";
 import { action, UsageError, withProjectOption, type Sink } from "../context";
 import { plural } from "../format";
 

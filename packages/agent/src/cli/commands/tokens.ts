@@ -1,6 +1,6 @@
 /** `work-graph tokens …` (admin): mint, list and revoke API tokens. */
 import type { Command } from "commander";
-import { ROLES, type Role } from "../../../../../server/domain/contract";
+import { ROLES, type Role } from "@work-graph/contract";
 import { action, collectNames, required, UsageError, type Sink } from "../context";
 import { table } from "../format";
 

@@ -1,13 +1,12 @@
-import type { inferRouterOutputs } from "@trpc/server";
 import { z } from "zod";
-import { ATTENTION_KINDS, LEASE_OUTCOMES, ROLES, STAGES } from "../domain/contract";
-import type { AppRouter } from "./root";
+import { ATTENTION_KINDS, LEASE_OUTCOMES, OWNED_WEBHOOK_FORMATS, ROLES, STAGES, WEBHOOK_FORMATS } from "./constants";
 
 /**
  * What every procedure answers, as zod schemas: the OpenAPI document (server/http/openapi.ts)
- * publishes them as response schemas. The routers return plain TypeScript values, so these
- * are checked against the routers' output types at compile time (`Matches` below, both
- * ways); a new procedure needs its line in `outputs` or the build fails.
+ * publishes them as response schemas, and the API's types (WorkItem, Lease, …) are their
+ * `z.output`. The routers return plain TypeScript values, so server/trpc/root.ts checks these
+ * against the routers' output types at compile time (both ways); a new procedure needs its
+ * line in `outputs` or the build fails.
  */
 
 const time = z.iso.datetime();
@@ -105,7 +104,7 @@ const webhook = z.object({
   id: z.string(),
   url: z.string(),
   events: z.array(z.string()),
-  format: z.enum(["json", "slack", "slack_app", "github"]),
+  format: z.enum([...WEBHOOK_FORMATS, ...OWNED_WEBHOOK_FORMATS]),
   label: z.string().nullable(),
   createdAt: time,
   lastDeliveredAt: time.nullable(),
@@ -292,23 +291,24 @@ export const outputs = {
   "people.createToken": z.object({ id: z.string(), token: z.string() }),
   "people.tokens": z.array(token),
   "people.revokeToken": z.object({ id: z.string(), revokedAt: time }),
-} satisfies { [Path in ProcedurePath]: z.ZodType };
+} satisfies Record<string, z.ZodType>;
 
-/** Every procedure's output type, keyed "router.procedure" (an events.stream subscription yields Events). */
-type RouterOutputs = inferRouterOutputs<AppRouter>;
-type Flat = {
-  [Noun in keyof RouterOutputs & string]: {
-    [Verb in keyof RouterOutputs[Noun] & string as `${Noun}.${Verb}`]: RouterOutputs[Noun][Verb] extends AsyncIterable<infer Yielded>
-      ? Yielded extends { data: infer Data } ? Data : Yielded
-      : RouterOutputs[Noun][Verb];
-  };
-}[keyof RouterOutputs & string];
-type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
-export type ProcedureOutputs = UnionToIntersection<Flat>;
-export type ProcedurePath = keyof ProcedureOutputs & string;
+/** Every procedure's path, "router.procedure". */
+export type ProcedurePath = keyof typeof outputs;
+/** What procedure `Path` answers (an events.stream subscription yields Events). */
+export type ProcedureOutput<Path extends ProcedurePath> = z.output<(typeof outputs)[Path]>;
 
-type Matches<Schema, Router> = [Schema] extends [Router] ? ([Router] extends [Schema] ? true : false) : false;
-type Mismatched = { [Path in ProcedurePath]: Matches<z.output<(typeof outputs)[Path]>, ProcedureOutputs[Path]> extends true ? never : Path }[ProcedurePath];
-type Assert<Check extends true> = Check;
-/** Fails to compile, naming the procedures, when a schema and its router disagree. */
-export type EveryOutputMatches = Assert<[Mismatched] extends [never] ? true : { mismatched: Mismatched }>;
+export type WorkItem = z.output<typeof workItem>;
+export type Lease = z.output<typeof lease>;
+export type AttentionRequest = z.output<typeof attentionRequest>;
+export type Note = z.output<typeof note>;
+export type WorkGraphEvent = z.output<typeof event>;
+export type Worker = z.output<typeof worker>;
+export type Webhook = z.output<typeof webhook>;
+export type Delivery = z.output<typeof delivery>;
+export type Limit = z.output<typeof limitShape>;
+export type Project = z.output<typeof project>;
+export type Token = z.output<typeof token>;
+export type Person = z.output<typeof person>;
+/** A page of a list procedure: its items and the cursor of the next page. */
+export type Page<Item> = z.output<ReturnType<typeof page<z.ZodType<Item>>>>;
