@@ -619,7 +619,7 @@ async function fanout(url: string): Promise<FanoutResult> {
 
 // STAGE_SQL of server/domain/views.ts, as plain text for the bare client.
 const stageSql = `CASE WHEN w.status <> 'open' THEN w.status WHEN w.blocking_attention_count > 0 THEN 'needs_attention'
-  WHEN w.lease_expires_at > statement_timestamp() THEN 'leased' WHEN w.open_child_count > 0 THEN 'waiting_on_children'
+  WHEN w.lease_expires_at > work_graph_now() THEN 'leased' WHEN w.open_child_count > 0 THEN 'waiting_on_children'
   WHEN w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0 THEN 'blocked' ELSE 'ready' END`;
 
 async function machineFacts(adminUrl: string, settings: string) {

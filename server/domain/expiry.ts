@@ -15,7 +15,7 @@ export const WORK_GRAPH_ACTOR = "work-graph";
  */
 export const endExpiredLeasesSql = (itemIds: string[]) =>
   endLeasesSql({
-    which: Prisma.sql`l.work_item_id = ANY(${itemIds}::text[]) AND l.expires_at <= statement_timestamp()`,
+    which: Prisma.sql`l.work_item_id = ANY(${itemIds}::text[]) AND l.expires_at <= work_graph_now()`,
     outcome: "expired",
     endedAt: Prisma.sql`l.expires_at`,
     actor: SYSTEM_ACTOR,

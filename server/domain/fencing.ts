@@ -22,7 +22,7 @@ export const lockLeaseItem = (leaseId: string) => Prisma.sql`
  */
 export const isLiveLease = (leaseId: string, epoch: number, workerId: string | null | undefined) => Prisma.sql`
   l.id = ${leaseId}::uuid AND l.epoch = ${epoch} AND l.work_item_id = item.id AND item.last_epoch = l.epoch
-  AND l.ended_at IS NULL AND l.expires_at > clock_timestamp()
+  AND l.ended_at IS NULL AND l.expires_at > work_graph_clock()
   ${workerId ? Prisma.sql`AND l.worker_id = ${workerId}` : Prisma.empty}`;
 
 /**

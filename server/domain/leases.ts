@@ -30,13 +30,13 @@ export function endLeasesSql({ which, from, outcome, endedAt, actor, data, itemC
   const by = typeof actor === "string" ? Prisma.sql`${actor}::text` : actor;
   return Prisma.sql`
     l AS (
-      UPDATE leases l SET ended_at = ${endedAt ?? Prisma.sql`clock_timestamp()`}, outcome = ${outcome}
+      UPDATE leases l SET ended_at = ${endedAt ?? Prisma.sql`work_graph_clock()`}, outcome = ${outcome}
         ${from ? Prisma.sql`FROM ${from}` : Prisma.empty}
        WHERE l.ended_at IS NULL AND ${which}
       RETURNING l.*
     ), w AS (
       UPDATE work_items w SET current_lease_id = NULL, lease_expires_at = NULL, previous_worker_id = l.worker_id,
-             updated_at = clock_timestamp() ${itemChanges ?? Prisma.empty}
+             updated_at = work_graph_clock() ${itemChanges ?? Prisma.empty}
         FROM l WHERE w.id = l.work_item_id
       RETURNING w.*
     ), lease_ended AS (

@@ -36,10 +36,10 @@ export const STRUCTURALLY_READY_SQL =
  * the claim index's predicate (time moves; an index predicate cannot): claims step over such
  * items (OPEN_GATE), and the stage precedence places it just above ready.
  */
-export const NOT_YET_SQL = "w.not_before > statement_timestamp()";
+export const NOT_YET_SQL = "w.not_before > work_graph_now()";
 
 /** Rule 15: the time gate is open (no notBefore, or it has passed), over alias `w`. */
-export const OPEN_GATE = Prisma.sql`(w.not_before IS NULL OR w.not_before <= statement_timestamp())`;
+export const OPEN_GATE = Prisma.sql`(w.not_before IS NULL OR w.not_before <= work_graph_now())`;
 
 /**
  * What keeps an open item from being ready, one condition per stage, in the stage precedence of
@@ -49,7 +49,7 @@ export const OPEN_GATE = Prisma.sql`(w.not_before IS NULL OR w.not_before <= sta
  */
 export const STAGE_CONDITIONS: readonly { stage: WaitingStage; sql: string }[] = [
   { stage: "needs_attention", sql: "w.blocking_attention_count > 0" },
-  { stage: "leased", sql: "w.lease_expires_at > statement_timestamp()" },
+  { stage: "leased", sql: "w.lease_expires_at > work_graph_now()" },
   { stage: "waiting_on_children", sql: "w.open_child_count > 0" },
   { stage: "blocked", sql: "w.open_dependency_count > 0 OR w.ancestor_dependency_count > 0" },
   { stage: "scheduled", sql: NOT_YET_SQL },
@@ -71,7 +71,7 @@ export const WAITING_ON_SQL = Prisma.raw(`CASE WHEN w.status <> 'open' THEN '{}'
 
 /** Structurally ready (the partial claim index) and not held by a live lease. */
 export const CLAIMABLE = Prisma.sql`${Prisma.raw(STRUCTURALLY_READY_SQL)}
-  AND (lease_expires_at IS NULL OR lease_expires_at <= statement_timestamp())`;
+  AND (lease_expires_at IS NULL OR lease_expires_at <= work_graph_now())`;
 
 /**
  * Structurally ready and without any lease: the partial index work_items_claim_unleased_idx.
@@ -88,7 +88,7 @@ export const UNLEASED_READY_SQL = `${STRUCTURALLY_READY_SQL} AND lease_expires_a
  * interval after an expiry).
  */
 export const SOME_LEASE_EXPIRED = Prisma.sql`(SELECT lease_expires_at FROM work_items
-  WHERE lease_expires_at IS NOT NULL AND ${Prisma.raw(STRUCTURALLY_READY_SQL)} ORDER BY lease_expires_at LIMIT 1) <= statement_timestamp()`;
+  WHERE lease_expires_at IS NOT NULL AND ${Prisma.raw(STRUCTURALLY_READY_SQL)} ORDER BY lease_expires_at LIMIT 1) <= work_graph_now()`;
 
 /**
  * Rule 9 (continuity): for `window` seconds after an item's last blocking attention request
@@ -98,7 +98,7 @@ export const SOME_LEASE_EXPIRED = Prisma.sql`(SELECT lease_expires_at FROM work_
  */
 export function claimTiers(workerId: string, window: number): Prisma.Sql[] {
   if (window <= 0) return [Prisma.empty];
-  const held = Prisma.sql`continuity_worker_id IS NOT NULL AND continuity_since > statement_timestamp() - make_interval(secs => ${window})`;
+  const held = Prisma.sql`continuity_worker_id IS NOT NULL AND continuity_since > work_graph_now() - make_interval(secs => ${window})`;
   return [
     Prisma.sql`AND ${held} AND continuity_worker_id = ${workerId}`,
     Prisma.sql`AND NOT (${held})`,

@@ -41,7 +41,7 @@ export function CAPABLE(capabilities: string[] | null): Prisma.Sql {
 /** Rule 14: the live leases on concurrency key `key` (SQL text expression), through leases_unended_concurrency_key_idx. */
 export function LIVE_LEASES_ON(key: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`(SELECT count(*)::int FROM leases kl
-     WHERE kl.concurrency_key = ${key} AND kl.ended_at IS NULL AND kl.expires_at > statement_timestamp())`;
+     WHERE kl.concurrency_key = ${key} AND kl.ended_at IS NULL AND kl.expires_at > work_graph_now())`;
 }
 
 /** Rule 14: the item (alias `w`) has no concurrency key with a limit that its live leases reach, in this statement's snapshot. */

@@ -73,7 +73,7 @@ export const WORK_ITEM_COLUMNS = Prisma.sql`w.id, w.title, w.description, w.pare
     w.created_at AS "createdAt", w.updated_at AS "updatedAt",
     (SELECT json_build_object('id', l.id, 'workItemId', l.work_item_id, 'workerId', l.worker_id, 'epoch', l.epoch,
         'acquiredAt', l.acquired_at, 'expiresAt', l.expires_at, 'renewedAt', l.renewed_at, 'endedAt', l.ended_at, 'outcome', l.outcome)
-       FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease`;
+       FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > work_graph_now()) AS lease`;
 
 export function toWorkItem(row: WorkItemRow): WorkItem {
   return {

@@ -49,8 +49,8 @@ export async function selectActivity(db: Db, bucketSeconds: number, bucketCount:
   const inRange = Prisma.sql`${IN_RANGE} ${inScope}`;
   const [row] = await db.$queryRaw<ActivityRow[]>`
     WITH r AS (
-      SELECT statement_timestamp() AS now,
-             statement_timestamp() - make_interval(secs => ${bucketSeconds * bucketCount}) AS since,
+      SELECT work_graph_now() AS now,
+             work_graph_now() - make_interval(secs => ${bucketSeconds * bucketCount}) AS since,
              make_interval(secs => ${bucketSeconds}) AS width
     ), claim_times AS (
       SELECT e.created_at, row_number() OVER (ORDER BY e.created_at) AS n

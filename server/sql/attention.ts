@@ -33,7 +33,7 @@ export async function resolveIfOpen(
 ): Promise<AttentionRow | undefined> {
   const [request] = await tx.$queryRaw<AttentionRow[]>`
     UPDATE attention_requests a SET status = 'resolved', resolution = ${resolution}, resolved_by = ${resolvedBy}, resolved_by_name = ${resolvedByName},
-           resolved_at = clock_timestamp()
+           resolved_at = work_graph_clock()
      WHERE id = ${id}::uuid AND status = 'open'
     RETURNING ${ATTENTION_COLUMNS}`;
   return request;
@@ -47,8 +47,8 @@ export async function releaseAttentionHold(tx: Tx, workItemId: string): Promise<
   await tx.$executeRaw`
     UPDATE work_items SET blocking_attention_count = blocking_attention_count - 1,
            continuity_worker_id = CASE WHEN blocking_attention_count = 1 THEN previous_worker_id ELSE continuity_worker_id END,
-           continuity_since = CASE WHEN blocking_attention_count = 1 THEN clock_timestamp() ELSE continuity_since END,
-           updated_at = clock_timestamp()
+           continuity_since = CASE WHEN blocking_attention_count = 1 THEN work_graph_clock() ELSE continuity_since END,
+           updated_at = work_graph_clock()
      WHERE id = ${workItemId}`;
 }
 
@@ -80,7 +80,7 @@ export async function resolvedAttentionIds(db: Db, ids: string[]): Promise<{ id:
 /** How long the oldest open request has waited, in seconds (0 when none is open), through the (status, created_at) index. */
 export async function oldestOpenAttentionSeconds(db: Db): Promise<number> {
   const [oldest] = await db.$queryRaw<{ seconds: number }[]>`
-    SELECT coalesce(extract(epoch FROM statement_timestamp() - min(created_at)), 0)::float8 AS seconds
+    SELECT coalesce(extract(epoch FROM work_graph_now() - min(created_at)), 0)::float8 AS seconds
       FROM attention_requests WHERE status = 'open'`;
   return oldest!.seconds;
 }

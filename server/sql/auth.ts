@@ -38,8 +38,8 @@ export async function findLiveTokenNotingUse(db: Db | Tx, tokenHash: string): Pr
         FROM api_tokens a LEFT JOIN people p ON p.id = a.person_id
        WHERE a.token_hash = ${tokenHash} AND a.revoked_at IS NULL AND p.disabled_at IS NULL
     ), used AS (
-      UPDATE api_tokens a SET last_used_at = statement_timestamp() FROM t
-       WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < statement_timestamp() - interval '1 minute')
+      UPDATE api_tokens a SET last_used_at = work_graph_now() FROM t
+       WHERE a.id = t.id AND (t.last_used_at IS NULL OR t.last_used_at < work_graph_now() - interval '1 minute')
     )
     SELECT id::text, role, worker_id AS "workerId", label, projects, capabilities, person_id::text AS "personId",
            person_actor AS "personActor", person_name AS "personName" FROM t`;
@@ -78,7 +78,7 @@ export async function tokenOwner(db: Db | Tx, id: string): Promise<{ personId: s
 export async function revokeTokenEndingSessions(db: Db | Tx, id: string): Promise<{ id: string; revokedAt: Date } | undefined> {
   const [row] = await db.$queryRaw<{ id: string; revokedAt: Date }[]>`
     WITH revoked AS (
-      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, statement_timestamp())
+      UPDATE api_tokens SET revoked_at = COALESCE(revoked_at, work_graph_now())
        WHERE id::text = ${id} RETURNING id, revoked_at
     ), ended AS (DELETE FROM dashboard_sessions WHERE token_id IN (SELECT id FROM revoked))
     SELECT id::text, revoked_at AS "revokedAt" FROM revoked`;
@@ -111,9 +111,9 @@ export async function insertSession(db: Db, idHash: string, owner: { tokenId: st
   const tokenId = "tokenId" in owner ? owner.tokenId : null;
   const personId = "personId" in owner ? owner.personId : null;
   await db.$executeRaw`
-    WITH expired AS (DELETE FROM dashboard_sessions WHERE expires_at <= statement_timestamp())
+    WITH expired AS (DELETE FROM dashboard_sessions WHERE expires_at <= work_graph_now())
     INSERT INTO dashboard_sessions (id_hash, token_id, person_id, created_at, expires_at)
-    VALUES (${idHash}, ${tokenId}::uuid, ${personId}::uuid, statement_timestamp(), statement_timestamp() + make_interval(secs => ${seconds}))`;
+    VALUES (${idHash}, ${tokenId}::uuid, ${personId}::uuid, work_graph_now(), work_graph_now() + make_interval(secs => ${seconds}))`;
 }
 
 export interface SessionPerson {
@@ -130,10 +130,10 @@ export interface SessionPerson {
 export async function findSessionOwner(db: Db, idHash: string): Promise<{ token: TokenIdentity | null; person: SessionPerson | null } | undefined> {
   const [row] = await db.$queryRaw<{ token: TokenIdentity | null; person: SessionPerson | null }[]>`
     WITH s AS (
-      SELECT token_id, person_id FROM dashboard_sessions WHERE id_hash = ${idHash} AND expires_at > statement_timestamp()
+      SELECT token_id, person_id FROM dashboard_sessions WHERE id_hash = ${idHash} AND expires_at > work_graph_now()
     ), seen AS (
-      UPDATE people p SET last_seen_at = statement_timestamp() FROM s
-       WHERE p.id = s.person_id AND p.disabled_at IS NULL AND p.last_seen_at < statement_timestamp() - interval '1 minute'
+      UPDATE people p SET last_seen_at = work_graph_now() FROM s
+       WHERE p.id = s.person_id AND p.disabled_at IS NULL AND p.last_seen_at < work_graph_now() - interval '1 minute'
     )
     SELECT (SELECT jsonb_build_object('id', t.id::text, 'role', t.role, 'workerId', t.worker_id, 'label', t.label, 'projects', to_jsonb(t.projects),
                    'capabilities', to_jsonb(t.capabilities), 'personId', NULL, 'personActor', NULL, 'personName', NULL)

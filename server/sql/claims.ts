@@ -34,7 +34,7 @@ export interface ClaimRow {
  * CLAIM_RESULT reads the outcome.
  */
 function leasePickedItem(workerId: string, durationSeconds: number): Prisma.Sql {
-  return Prisma.sql`now AS (SELECT clock_timestamp() AS t),
+  return Prisma.sql`now AS (SELECT work_graph_clock() AS t),
     l AS (
       INSERT INTO leases (work_item_id, worker_id, epoch, acquired_at, expires_at, concurrency_key)
       SELECT picked.id, ${workerId}, ${NEXT_EPOCH}, now.t, now.t + make_interval(secs => ${durationSeconds}), picked.concurrency_key
@@ -192,8 +192,8 @@ export async function msUntilSoonestTimeGate(db: Db, routings: Routing[]): Promi
     ? Prisma.sql`true`
     : Prisma.join(routings.map((routing) => Prisma.sql`(${inProjects(routing, routing.projectId)} AND ${CAPABLE(routing.capabilities)})`), " OR ");
   const [row] = await db.$queryRaw<{ ms: number | null }[]>`
-    SELECT (extract(epoch FROM min(w.not_before) - clock_timestamp()) * 1000)::float8 AS ms
-      FROM work_items w WHERE w.not_before > statement_timestamp() AND w.status = 'open' AND (${takers})`;
+    SELECT (extract(epoch FROM min(w.not_before) - work_graph_clock()) * 1000)::float8 AS ms
+      FROM work_items w WHERE w.not_before > work_graph_now() AND w.status = 'open' AND (${takers})`;
   return row?.ms ?? null;
 }
 

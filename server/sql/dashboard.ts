@@ -26,12 +26,12 @@ export async function countItemsByProjectAndStage(db: Db): Promise<{ projectId: 
 /** Live leases, those expiring within 60 s, open attention requests, and the database clock, over the items `inProjects` admits. */
 export async function countLeasesAndAttention(db: Db, inProjects: Prisma.Sql): Promise<{ activeLeases: number; expiring: number; openAttention: number; now: Date }> {
   const [totals] = await db.$queryRaw<{ activeLeases: number; expiring: number; openAttention: number; now: Date }[]>`
-    SELECT count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp())::int AS "activeLeases",
-           count(*) FILTER (WHERE w.lease_expires_at > statement_timestamp()
-                              AND w.lease_expires_at <= statement_timestamp() + interval '60 seconds')::int AS expiring,
+    SELECT count(*) FILTER (WHERE w.lease_expires_at > work_graph_now())::int AS "activeLeases",
+           count(*) FILTER (WHERE w.lease_expires_at > work_graph_now()
+                              AND w.lease_expires_at <= work_graph_now() + interval '60 seconds')::int AS expiring,
            (SELECT count(*)::int FROM attention_requests a JOIN work_items w ON w.id = a.work_item_id
              WHERE a.status = 'open' AND ${inProjects}) AS "openAttention",
-           statement_timestamp() AS now
+           work_graph_now() AS now
       FROM work_items w WHERE w.lease_expires_at IS NOT NULL AND ${inProjects}`;
   return totals!;
 }
@@ -93,7 +93,7 @@ export async function selectWaiting(db: Db, id: string): Promise<WaitingRow | un
   const [state] = await db.$queryRaw<WaitingRow[]>`
     SELECT ${WAITING_ON_SQL} AS "waitingOn", w.open_child_count AS "openChildCount", w.not_before AS "notBefore",
            (SELECT json_build_object('id', l.id, 'workerId', l.worker_id, 'epoch', l.epoch, 'expiresAt', l.expires_at)
-              FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > statement_timestamp()) AS lease
+              FROM leases l WHERE l.id = w.current_lease_id AND w.lease_expires_at > work_graph_now()) AS lease
       FROM work_items w WHERE w.id = ${id}`;
   return state;
 }

@@ -81,7 +81,7 @@ export async function lockCurrentLease(tx: Tx, caller: Caller, leaseId: string, 
 
   const item = await lockItem(tx, owner.workItemId);
   const [state] = await tx.$queryRaw<(LeaseRow & { live: boolean })[]>`
-    SELECT ${LEASE_COLUMNS}, (l.ended_at IS NULL AND l.expires_at > statement_timestamp()) AS live
+    SELECT ${LEASE_COLUMNS}, (l.ended_at IS NULL AND l.expires_at > work_graph_now()) AS live
       FROM leases l WHERE l.id = ${leaseId}::uuid`;
   const lease = state!;
   const context = { workItemId: lease.workItemId, currentEpoch: item!.lastEpoch };

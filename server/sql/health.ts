@@ -4,6 +4,6 @@ import type { Db } from "../db";
 
 /** The database clock (a round trip that proves the database answers). */
 export async function databaseNow(db: Db): Promise<Date> {
-  const [row] = await db.$queryRaw<{ now: Date }[]>`SELECT statement_timestamp() AS now`;
+  const [row] = await db.$queryRaw<{ now: Date }[]>`SELECT work_graph_now() AS now`;
   return row!.now;
 }

@@ -26,8 +26,8 @@ export async function idempotent<T>(
   const claimed = await tx.$queryRaw<{ key: string }[]>`
     INSERT INTO idempotency_receipts AS r (scope, key, operation, request_hash) VALUES (${scope}, ${key}, ${operation}, ${hash})
     ON CONFLICT (scope, key) DO UPDATE
-       SET operation = EXCLUDED.operation, request_hash = EXCLUDED.request_hash, response = NULL, created_at = clock_timestamp()
-     WHERE r.created_at < clock_timestamp() - make_interval(secs => ${idempotencyHours() * 3600})
+       SET operation = EXCLUDED.operation, request_hash = EXCLUDED.request_hash, response = NULL, created_at = work_graph_clock()
+     WHERE r.created_at < work_graph_clock() - make_interval(secs => ${idempotencyHours() * 3600})
     RETURNING key`;
   if (claimed.length === 0) {
     const [receipt] = await tx.$queryRaw<{ operation: string; requestHash: string; response: T }[]>`
@@ -54,7 +54,7 @@ export async function deleteExpiredReceipts(tx: Tx, batch: number): Promise<numb
   return tx.$executeRaw`
     WITH doomed AS MATERIALIZED (
       SELECT scope, key FROM idempotency_receipts
-       WHERE created_at < clock_timestamp() - make_interval(secs => ${idempotencyHours() * 3600})
+       WHERE created_at < work_graph_clock() - make_interval(secs => ${idempotencyHours() * 3600})
        ORDER BY created_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
     )
     DELETE FROM idempotency_receipts r USING doomed WHERE r.scope = doomed.scope AND r.key = doomed.key`;

@@ -23,7 +23,7 @@ export async function insertPlannedItems(tx: Tx, rows: NewRow[]): Promise<string
                             open_child_count, project_id, requires, concurrency_key, not_before, external_id)
     SELECT i.id, i.title, i.description, i.parent_id, i.priority, i.open_dependencies, i.inherited, i.open_children, i.project_id,
            ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.concurrency_key,
-           CASE WHEN i.delay IS NOT NULL THEN statement_timestamp() + make_interval(secs => i.delay) ELSE i.not_before::timestamptz END,
+           CASE WHEN i.delay IS NOT NULL THEN work_graph_now() + make_interval(secs => i.delay) ELSE i.not_before::timestamptz END,
            i.external_id
       FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.title)}::text[], ${rows.map((r) => r.description)}::text[],
                   ${rows.map((r) => r.parentId)}::text[], ${rows.map((r) => r.priority)}::int[], ${rows.map((r) => r.openDependencies)}::int[],
@@ -48,7 +48,7 @@ export async function insertPlannedDependencies(tx: Tx, rows: NewRow[]): Promise
 /** Counts the new open children of existing parents. */
 export async function addOpenChildren(tx: Tx, newChildren: Map<string, number>): Promise<void> {
   if (newChildren.size === 0) return;
-  await tx.$executeRaw`UPDATE work_items w SET open_child_count = w.open_child_count + n.count, updated_at = clock_timestamp()
+  await tx.$executeRaw`UPDATE work_items w SET open_child_count = w.open_child_count + n.count, updated_at = work_graph_clock()
       FROM unnest(${[...newChildren.keys()]}::text[], ${[...newChildren.values()]}::int[]) AS n(id, count)
      WHERE w.id = n.id`;
 }

@@ -36,7 +36,7 @@ export async function renewIfCurrent(db: Db, presented: PresentedLease, duration
   const [renewed] = await queryHotPath<LeaseRow>(db, Prisma.sql`
     WITH ${lockLeaseItem(presented.leaseId)},
     l AS (
-      UPDATE leases l SET expires_at = clock_timestamp() + make_interval(secs => ${durationSeconds}), renewed_at = clock_timestamp()
+      UPDATE leases l SET expires_at = work_graph_clock() + make_interval(secs => ${durationSeconds}), renewed_at = work_graph_clock()
         FROM item WHERE ${isLiveLease(presented.leaseId, presented.epoch, presented.workerId)}
       RETURNING l.*
     ), w AS (
@@ -183,7 +183,7 @@ export async function endExpiredLeases(tx: Tx, itemIds: string[]): Promise<{ id:
 export async function lockExpiredDue(tx: Tx, batch: number): Promise<string[]> {
   const due = await tx.$queryRaw<{ id: string }[]>`
     SELECT id FROM work_items
-     WHERE lease_expires_at <= statement_timestamp()
+     WHERE lease_expires_at <= work_graph_now()
      ORDER BY lease_expires_at
      LIMIT ${batch}
        FOR UPDATE SKIP LOCKED`;
@@ -202,7 +202,7 @@ export async function unendedLeaseOf(tx: Tx, itemId: string): Promise<{ leaseId:
 export async function countLeasesEndedLastHour(db: Db, caller: Pick<Caller, "projects">): Promise<{ outcome: LeaseOutcome; n: number }[]> {
   return db.$queryRaw<{ outcome: LeaseOutcome; n: number }[]>`
     SELECT outcome, count(*)::int AS n FROM leases l
-     WHERE l.ended_at > statement_timestamp() - interval '1 hour' ${itemInProjects(caller.projects, Prisma.raw("l.work_item_id"))}
+     WHERE l.ended_at > work_graph_now() - interval '1 hour' ${itemInProjects(caller.projects, Prisma.raw("l.work_item_id"))}
      GROUP BY outcome`;
 }
 
@@ -218,9 +218,9 @@ export async function selectLiveLeases(
 ): Promise<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]> {
   return db.$queryRaw<(LeaseRow & { workItemTitle: string; secondsLeft: number })[]>`
     SELECT ${LEASE_COLUMNS}, w.title AS "workItemTitle",
-           round(extract(epoch FROM l.expires_at - statement_timestamp())::numeric, 3)::float8 AS "secondsLeft"
+           round(extract(epoch FROM l.expires_at - work_graph_now())::numeric, 3)::float8 AS "secondsLeft"
       FROM leases l JOIN work_items w ON w.id = l.work_item_id
-     WHERE l.ended_at IS NULL AND l.expires_at > statement_timestamp() AND ${input.inProjects}
+     WHERE l.ended_at IS NULL AND l.expires_at > work_graph_now() AND ${input.inProjects}
        ${input.workerId ? Prisma.sql`AND l.worker_id = ${input.workerId}` : Prisma.empty}
        ${input.after ? Prisma.sql`AND (l.expires_at, l.id) > (SELECT p.expires_at, p.id FROM leases p WHERE p.id = ${input.after}::uuid)` : Prisma.empty}
      ORDER BY l.expires_at, l.id LIMIT ${input.limit}`;
@@ -243,7 +243,7 @@ export async function selectLeasesOfItem(db: Db, workItemId: string): Promise<Le
 /** Milliseconds until the earliest live lease expires (database clock), or null when no lease is live. */
 export async function msUntilNextLeaseExpiry(db: Db): Promise<number | null> {
   const [row] = await db.$queryRaw<{ ms: number | null }[]>`
-    SELECT (extract(epoch FROM min(lease_expires_at) - clock_timestamp()) * 1000)::float8 AS ms
-      FROM work_items WHERE lease_expires_at > statement_timestamp()`;
+    SELECT (extract(epoch FROM min(lease_expires_at) - work_graph_clock()) * 1000)::float8 AS ms
+      FROM work_items WHERE lease_expires_at > work_graph_now()`;
   return row?.ms ?? null;
 }

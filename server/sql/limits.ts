@@ -28,7 +28,7 @@ const WAKE_CLAIMS = Prisma.sql`pg_notify(${EVENTS_CHANNEL}, 'limit.changed')`;
 export async function upsertLimit(db: Db, key: string, maxLeases: number): Promise<Limit> {
   const [row] = await db.$queryRaw<(Limit & { updatedAt: Date })[]>`
     WITH k AS (
-      INSERT INTO limits AS k (key, max_leases, updated_at) VALUES (${key}, ${maxLeases}, clock_timestamp())
+      INSERT INTO limits AS k (key, max_leases, updated_at) VALUES (${key}, ${maxLeases}, work_graph_clock())
       ON CONFLICT (key) DO UPDATE SET max_leases = EXCLUDED.max_leases, updated_at = EXCLUDED.updated_at
       RETURNING k.*
     ), woken AS (SELECT ${WAKE_CLAIMS})

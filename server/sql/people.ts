@@ -29,7 +29,7 @@ export async function upsertSignedInPerson(
     INSERT INTO people (issuer, subject, email, name, actor, role)
     VALUES (${person.issuer}, ${person.subject}, ${person.email}, ${person.name}, ${actor}, ${person.role})
     ON CONFLICT (issuer, subject) DO UPDATE
-      SET email = EXCLUDED.email, name = EXCLUDED.name, actor = EXCLUDED.actor, role = EXCLUDED.role, last_seen_at = clock_timestamp()
+      SET email = EXCLUDED.email, name = EXCLUDED.name, actor = EXCLUDED.actor, role = EXCLUDED.role, last_seen_at = work_graph_clock()
     RETURNING ${PERSON_COLUMNS}`;
   return row!;
 }
@@ -46,10 +46,10 @@ export async function selectPeople(db: Db | Tx, limit: number): Promise<PersonRo
 export async function disablePersonEndingAccess(db: Db | Tx, id: string): Promise<PersonRow | undefined> {
   const [row] = await db.$queryRaw<PersonRow[]>`
     WITH disabled AS (
-      UPDATE people SET disabled_at = COALESCE(disabled_at, statement_timestamp()) WHERE id::text = ${id} RETURNING *
+      UPDATE people SET disabled_at = COALESCE(disabled_at, work_graph_now()) WHERE id::text = ${id} RETURNING *
     ), ended AS (DELETE FROM dashboard_sessions WHERE person_id IN (SELECT id FROM disabled)
     ), revoked AS (
-      UPDATE api_tokens SET revoked_at = statement_timestamp() WHERE person_id IN (SELECT id FROM disabled) AND revoked_at IS NULL
+      UPDATE api_tokens SET revoked_at = work_graph_now() WHERE person_id IN (SELECT id FROM disabled) AND revoked_at IS NULL
     )
     SELECT ${PERSON_COLUMNS} FROM disabled`;
   return row;
@@ -64,7 +64,7 @@ export async function endAccessOfUngrouped(db: Db | Tx, issuer: string, subject:
     WITH person AS (SELECT id FROM people WHERE issuer = ${issuer} AND subject = ${subject}
     ), ended AS (DELETE FROM dashboard_sessions WHERE person_id IN (SELECT id FROM person)
     ), revoked AS (
-      UPDATE api_tokens SET revoked_at = statement_timestamp() WHERE person_id IN (SELECT id FROM person) AND revoked_at IS NULL RETURNING id
+      UPDATE api_tokens SET revoked_at = work_graph_now() WHERE person_id IN (SELECT id FROM person) AND revoked_at IS NULL RETURNING id
     )
     SELECT count(*)::int AS revoked FROM revoked`;
   return row?.revoked ?? 0;
@@ -80,16 +80,16 @@ export async function enablePerson(db: Db | Tx, id: string): Promise<PersonRow |
 /** A sign-in under way, usable once until `seconds` from now; expired ones are deleted on the way. */
 export async function insertOidcLogin(db: Db, login: { stateHash: string; codeVerifier: string; nonce: string }, seconds: number): Promise<void> {
   await db.$executeRaw`
-    WITH expired AS (DELETE FROM oidc_logins WHERE expires_at <= statement_timestamp())
+    WITH expired AS (DELETE FROM oidc_logins WHERE expires_at <= work_graph_now())
     INSERT INTO oidc_logins (state_hash, code_verifier, nonce, expires_at)
-    VALUES (${login.stateHash}, ${login.codeVerifier}, ${login.nonce}, statement_timestamp() + make_interval(secs => ${seconds}))`;
+    VALUES (${login.stateHash}, ${login.codeVerifier}, ${login.nonce}, work_graph_now() + make_interval(secs => ${seconds}))`;
 }
 
 /** Consumes the sign-in of this state: it is deleted, so a replayed callback finds nothing. Undefined when unknown or expired. */
 export async function takeOidcLogin(db: Db, stateHash: string): Promise<{ codeVerifier: string; nonce: string } | undefined> {
   const [row] = await db.$queryRaw<{ codeVerifier: string; nonce: string; live: boolean }[]>`
     DELETE FROM oidc_logins WHERE state_hash = ${stateHash}
-    RETURNING code_verifier AS "codeVerifier", nonce, expires_at > statement_timestamp() AS live`;
+    RETURNING code_verifier AS "codeVerifier", nonce, expires_at > work_graph_now() AS live`;
   return row?.live ? { codeVerifier: row.codeVerifier, nonce: row.nonce } : undefined;
 }
 

@@ -39,7 +39,7 @@ export async function sendRepeatedExpiriesToPerson(tx: Tx, itemIds: string[]): P
         FROM streak s
       RETURNING id, work_item_id, lease_id
     ), held AS (
-      UPDATE work_items w SET blocking_attention_count = w.blocking_attention_count + 1, updated_at = clock_timestamp()
+      UPDATE work_items w SET blocking_attention_count = w.blocking_attention_count + 1, updated_at = work_graph_clock()
         FROM asked WHERE w.id = asked.work_item_id
     ), logged AS (
       INSERT INTO events (work_item_id, type, actor, lease_id, epoch, data)

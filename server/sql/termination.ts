@@ -27,7 +27,7 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
       UNION ALL
       SELECT c.id FROM sub s JOIN work_items c ON c.parent_id = s.id
     )
-    SELECT w.id, (w.lease_expires_at > clock_timestamp()) IS TRUE AS live, w.current_lease_id::text AS "leaseId"
+    SELECT w.id, (w.lease_expires_at > work_graph_clock()) IS TRUE AS live, w.current_lease_id::text AS "leaseId"
       FROM work_items w JOIN sub ON sub.id = w.id
      WHERE w.status = 'open'
      ORDER BY w.id FOR UPDATE OF w`;
@@ -56,7 +56,7 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
   // Events: descendants in id order, the root last.
   await tx.$executeRaw`
     WITH cancelled AS (
-      UPDATE work_items w SET status = 'cancelled', updated_at = clock_timestamp() FROM ${set} AS s(id) WHERE w.id = s.id
+      UPDATE work_items w SET status = 'cancelled', updated_at = work_graph_clock() FROM ${set} AS s(id) WHERE w.id = s.id
       RETURNING w.id
     )
     INSERT INTO events (work_item_id, type, actor, data)
@@ -77,7 +77,7 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
     )
     UPDATE work_items w SET open_dependency_count = w.open_dependency_count - changes.blockers,
                             open_child_count = w.open_child_count - changes.children,
-                            updated_at = clock_timestamp()
+                            updated_at = work_graph_clock()
       FROM changes WHERE w.id = changes.id`;
   // Below each dependent, every descendant inherited one open blocker per path.
   await tx.$executeRaw`

@@ -139,7 +139,7 @@ export async function insertWorkItems(
                             project_id, requires, concurrency_key, not_before, external_id)
     SELECT i.id, i.title, i.description, i.parent_id, i.priority, i.open_dependencies, i.inherited, ${projectId},
            ARRAY(SELECT jsonb_array_elements_text(i.requires)), i.concurrency_key,
-           CASE WHEN i.delay IS NOT NULL THEN statement_timestamp() + make_interval(secs => i.delay) ELSE i.not_before::timestamptz END,
+           CASE WHEN i.delay IS NOT NULL THEN work_graph_now() + make_interval(secs => i.delay) ELSE i.not_before::timestamptz END,
            i.external_id
       FROM unnest(${ids}::text[], ${rows.map((r) => r.title)}::text[], ${rows.map((r) => r.description)}::text[],
                   ${rows.map(() => parentId)}::text[], ${rows.map((r) => r.priority)}::int[],
@@ -164,7 +164,7 @@ export async function insertWorkItems(
       SELECT * FROM unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
   }
   if (parentId !== null) {
-    await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + ${rows.length}, updated_at = clock_timestamp()
+    await tx.$executeRaw`UPDATE work_items SET open_child_count = open_child_count + ${rows.length}, updated_at = work_graph_clock()
       WHERE id = ${parentId}`;
   }
   // A new item has no dependents yet, so a new cycle must run from what it waits for back to itself.
@@ -196,7 +196,7 @@ export async function statusOf(tx: Tx, id: string): Promise<string | undefined> 
 
 /** Changes queue order only (rule 10 (queue order)); a live lease is never pre-empted by it (rule 5 (no pre-emption)). */
 export async function setPriority(tx: Tx, id: string, priority: number): Promise<void> {
-  await tx.$executeRaw`UPDATE work_items SET priority = ${priority}, updated_at = clock_timestamp() WHERE id = ${id}`;
+  await tx.$executeRaw`UPDATE work_items SET priority = ${priority}, updated_at = work_graph_clock() WHERE id = ${id}`;
 }
 
 /** workItems.update's fields; undefined = unchanged, null clears a concurrency key or time gate. */
@@ -210,7 +210,7 @@ export interface ItemFieldChanges {
 
 /** Sets the given fields of item `id` (the caller holds its lock). A lease's own concurrency key never changes (leases.concurrency_key). */
 export async function updateItemFields(tx: Tx, id: string, changes: ItemFieldChanges): Promise<void> {
-  const sets: Prisma.Sql[] = [Prisma.sql`updated_at = clock_timestamp()`];
+  const sets: Prisma.Sql[] = [Prisma.sql`updated_at = work_graph_clock()`];
   if (changes.title !== undefined) sets.push(Prisma.sql`title = ${changes.title}`);
   if (changes.description !== undefined) sets.push(Prisma.sql`description = ${changes.description}`);
   if (changes.requires !== undefined) sets.push(Prisma.sql`requires = ${changes.requires}::text[]`);
@@ -222,7 +222,7 @@ export async function updateItemFields(tx: Tx, id: string, changes: ItemFieldCha
 /** Reparents `id` under `parentId` (or makes it a root), its inherited blockers shifted by `delta`. */
 export async function setParent(tx: Tx, id: string, parentId: string | null, delta: number): Promise<void> {
   await tx.$executeRaw`UPDATE work_items SET parent_id = ${parentId}, ancestor_dependency_count = ancestor_dependency_count + ${delta},
-    updated_at = clock_timestamp() WHERE id = ${id}`;
+    updated_at = work_graph_clock() WHERE id = ${id}`;
 }
 
 /** Counts an open child more (1) or less (-1) on `parentId`. */
@@ -232,7 +232,7 @@ export async function shiftOpenChildren(tx: Tx, parentId: string, delta: 1 | -1)
 
 /** Counts an open blocker more (1) or less (-1) on the dependent itself (its descendants: shiftDescendantsInheritedDependencies). */
 export async function shiftOpenDependencies(tx: Tx, dependentId: string, delta: 1 | -1): Promise<void> {
-  await tx.$executeRaw`UPDATE work_items SET open_dependency_count = open_dependency_count + ${delta}, updated_at = clock_timestamp()
+  await tx.$executeRaw`UPDATE work_items SET open_dependency_count = open_dependency_count + ${delta}, updated_at = work_graph_clock()
     WHERE id = ${dependentId}`;
 }
 

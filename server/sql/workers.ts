@@ -22,16 +22,16 @@ export async function refuseDrainedWorker(tx: Tx, workerId: string): Promise<voi
 export async function upsertDrain(tx: Tx, workerId: string, reason: string | null, actor: string): Promise<void> {
   await tx.$executeRaw`
     INSERT INTO worker_drains (worker_id, drained_at, reason, changed_by)
-    VALUES (${workerId}, clock_timestamp(), ${reason}, ${actor})
+    VALUES (${workerId}, work_graph_clock(), ${reason}, ${actor})
     ON CONFLICT (worker_id) DO UPDATE
       SET drained_at = COALESCE(worker_drains.drained_at, EXCLUDED.drained_at), reason = EXCLUDED.reason,
-          changed_by = EXCLUDED.changed_by, changed_at = clock_timestamp()`;
+          changed_by = EXCLUDED.changed_by, changed_at = work_graph_clock()`;
 }
 
 /** Ends the worker's drain, if it has one, recorded as changed by `actor`. */
 export async function endDrain(tx: Tx, workerId: string, actor: string): Promise<void> {
   await tx.$executeRaw`
-    UPDATE worker_drains SET drained_at = NULL, reason = NULL, changed_by = ${actor}, changed_at = clock_timestamp()
+    UPDATE worker_drains SET drained_at = NULL, reason = NULL, changed_by = ${actor}, changed_at = work_graph_clock()
      WHERE worker_id = ${workerId} AND drained_at IS NOT NULL`;
 }
 
@@ -74,10 +74,10 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
            CASE WHEN d.drained_at IS NOT NULL THEN d.changed_by END AS "drainedBy",
            CASE WHEN d.drained_at IS NOT NULL THEN ${actorNameOf(Prisma.sql`d.changed_by`)} END AS "drainedByName",
            (SELECT count(*)::int FROM leases l
-             WHERE l.worker_id = k.worker_id AND l.ended_at IS NULL AND l.expires_at > statement_timestamp() ${leaseInScope}) AS "liveLeases",
+             WHERE l.worker_id = k.worker_id AND l.ended_at IS NULL AND l.expires_at > work_graph_now() ${leaseInScope}) AS "liveLeases",
            (SELECT e.created_at FROM events e WHERE e.actor = k.worker_id ${eventInScope} ORDER BY e.sequence DESC LIMIT 1) AS "lastSeenAt",
            (SELECT count(*)::int FROM leases l
-             WHERE l.worker_id = k.worker_id AND l.acquired_at > statement_timestamp() - interval '1 hour' ${leaseInScope}) AS claimed,
+             WHERE l.worker_id = k.worker_id AND l.acquired_at > work_graph_now() - interval '1 hour' ${leaseInScope}) AS claimed,
            ended.released, ended.expired, ended.revoked,
            ARRAY(SELECT DISTINCT c FROM api_tokens t, unnest(t.capabilities) c
                   WHERE t.worker_id = k.worker_id AND t.role = 'agent' AND t.revoked_at IS NULL ORDER BY c) AS capabilities
@@ -87,7 +87,7 @@ export async function selectWorkers(db: Db | Tx, only: string | undefined, limit
         SELECT count(*) FILTER (WHERE l.outcome = 'released')::int AS released,
                count(*) FILTER (WHERE l.outcome = 'expired')::int AS expired,
                count(*) FILTER (WHERE l.outcome = 'revoked')::int AS revoked
-          FROM leases l WHERE l.worker_id = k.worker_id AND l.ended_at > statement_timestamp() - interval '1 hour' ${leaseInScope}
+          FROM leases l WHERE l.worker_id = k.worker_id AND l.ended_at > work_graph_now() - interval '1 hour' ${leaseInScope}
       ) ended
      ORDER BY "lastSeenAt" DESC NULLS LAST, "workerId"
      LIMIT ${limit}`;

@@ -1,5 +1,6 @@
 import { describe, expect } from "vitest";
-import { insertReadyItems, databaseTest } from "../support/fixtures";
+import { databaseTest } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 
 /* Every list the dashboard reads has a hard upper limit and pages (newest first where a long-running item needs it). */
 

@@ -103,7 +103,7 @@ describe("HTTP transport (API.md)", () => {
     expect(health).toMatchObject({ ok: true, database: "ok" });
     expect(health.now).toMatch(ISO_UTC);
     const client = await database.connect();
-    const { rows } = await client.query<{ now: Date }>("SELECT clock_timestamp() AS now");
+    const { rows } = await client.query<{ now: Date }>("SELECT work_graph_clock() AS now");
     expect(Math.abs(Date.parse(health.now) - rows[0]!.now.getTime())).toBeLessThan(5_000);
     // With an input, and even with a bad token, it still answers.
     expect(data(await query("health.check", {}))).toMatchObject({ ok: true });

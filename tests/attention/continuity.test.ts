@@ -1,6 +1,6 @@
 import { describe, expect, vi } from "vitest";
 import { type Actors, type Api, graphTest } from "../graph/support";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 /*
  * Rule 9: for WORK_GRAPH_CONTINUITY_SECONDS after an item's last blocking attention request is
@@ -88,7 +88,7 @@ describe("continuity (rule 9)", () => {
     const { w1, w2, resolvedAt } = await scenario(actors, 20);
     expect(await queueOf(w2)).toEqual(["hi", "mid", "low", "held"]);
     expect(await queueOf(w1)).toEqual(["held", "hi", "mid", "low"]);
-    await waitUntilDatabaseTime(client, new Date(Date.parse(resolvedAt) + 3_050).toISOString());
+    await advanceClockPast(client, new Date(Date.parse(resolvedAt) + 3_050).toISOString());
     const queue = await queueOf(w2);
     expect(queue).toEqual(["held", "hi", "mid", "low"]);
     expect(await queueOf(w1)).toEqual(queue);

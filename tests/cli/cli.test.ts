@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
@@ -150,7 +150,7 @@ describe("work-graph CLI", () => {
     await cli("operator", ["create", "--title", "Contested", "--id", "race", "--priority", "50"]);
     const claimed = await cli("agent", ["claim", "race", "--duration", "1", "--json"]);
     const { lease } = json<{ lease: { id: string; expiresAt: string } }>(claimed);
-    await waitUntilDatabaseTime(await database.connect(), lease.expiresAt);
+    await advanceClockPast(await database.connect(), lease.expiresAt);
     const takeover = await cli("agentB", ["claim", "race", "--json"]);
     expect(json<{ lease: { epoch: number } }>(takeover).lease.epoch).toBe(2);
 
@@ -179,7 +179,7 @@ describe("work-graph CLI", () => {
     await cli("operator", ["create", "--title", "Shared worker", "--id", "sessions", "--priority", "60"]);
     const claimedA = await cli("agent", ["claim", "sessions", "--duration", "1", "--json"], sessionA);
     const leaseA = json<{ lease: { id: string; expiresAt: string } }>(claimedA).lease;
-    await waitUntilDatabaseTime(await database.connect(), leaseA.expiresAt);
+    await advanceClockPast(await database.connect(), leaseA.expiresAt);
     const claimedB = await cli("agent", ["claim", "sessions", "--json"], sessionB);
     expect(json<{ lease: { epoch: number } }>(claimedB).lease.epoch).toBe(2);
 

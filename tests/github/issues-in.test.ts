@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, vi } from "vitest";
 import { servesApi } from "../../server/http/node-api";
 import { sweepOldGithubDeliveries } from "../../server/integrations/github/operations";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { refusal, advanceClockPast } from "../support/fixtures";
 import { deliver, githubEnv, githubTest, issuesPayload, REPO, signature } from "./support";
 
 /*
@@ -146,7 +146,7 @@ describe("GitHub issues in", () => {
     expect(cancelled).toMatchObject({ type: "work_item.status_changed", actor: "github:Codertocat", data: { to: "cancelled", reason: expect.stringMatching(/closed while it was leased/) } });
 
     expect(await people.operator.workItems.get({ id: expiring!.id })).toMatchObject({ status: "open" });
-    await waitUntilDatabaseTime(sql, second.expiresAt);
+    await advanceClockPast(sql, second.expiresAt);
     await sweepExpiredLeases(database.db);
     expect(await people.operator.workItems.get({ id: expiring!.id })).toMatchObject({ status: "cancelled" });
   });
@@ -156,7 +156,7 @@ describe("GitHub issues in", () => {
     const [item] = (await people.operator.workItems.list({ externalId: externalId(24) })).items;
     const { lease } = (await (await people.agent("w-24")).leases.claim({ workItemId: item!.id, durationSeconds: 1 }))!;
     await deliver(server.url, "issues", issuesPayload("closed", { number: 24 }));
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     const refused = await refusal((await people.agent("w-24b")).leases.claim({ workItemId: item!.id }));
     expect(refused).toMatchObject({ reason: "NOT_CLAIMABLE", detail: { stage: "cancelled" } });
     expect(await people.operator.workItems.get({ id: item!.id })).toMatchObject({ status: "cancelled", currentLease: null });
@@ -195,7 +195,7 @@ describe("GitHub issues in", () => {
   it("the sweep forgets delivery ids GitHub can no longer redeliver (after 7 days)", async ({ server, database, sql }) => {
     const recent = await deliver(server.url, "issues", issuesPayload("opened", { number: 40 }));
     const old = await deliver(server.url, "issues", issuesPayload("opened", { number: 41 }));
-    await sql.query("UPDATE github_deliveries SET received_at = clock_timestamp() - interval '8 days' WHERE delivery_id = $1", [old.deliveryId]);
+    await sql.query("UPDATE github_deliveries SET received_at = work_graph_clock() - interval '8 days' WHERE delivery_id = $1", [old.deliveryId]);
     expect(await sweepOldGithubDeliveries(database.db)).toBe(1);
     const { rows } = await sql.query<{ delivery_id: string }>("SELECT delivery_id FROM github_deliveries WHERE delivery_id = ANY($1)", [[recent.deliveryId, old.deliveryId]]);
     expect(rows.map((row) => row.delivery_id)).toEqual([recent.deliveryId]);

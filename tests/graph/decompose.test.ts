@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { claimAndRelease, claimNext, expectStages, refused, graphTest, expectUnchanged } from "./support";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 const it = graphTest({ poolSize: 5 });
 
@@ -69,7 +69,7 @@ describe("leases.decompose", () => {
     const second = await actors.agent("second");
     await operator.workItems.create({ id: "story", title: "Story" });
     const expired = await claimNext(first, "story", 1);
-    await waitUntilDatabaseTime(client, expired.lease.expiresAt);
+    await advanceClockPast(client, expired.lease.expiresAt);
     const current = await claimNext(second, "story");
     expect(current.lease.epoch).toBe(2);
     const result = await second.leases.decompose({ leaseId: current.lease.id, epoch: 2, children: [{ id: "story.only", title: "Only child" }] });
@@ -130,7 +130,7 @@ describe("leases.decompose", () => {
     const fast = await actors.agent("fast");
     await operator.workItems.create({ id: "st", title: "Stale parent" });
     const old = await claimNext(slow, "st", 1);
-    await waitUntilDatabaseTime(client, old.lease.expiresAt);
+    await advanceClockPast(client, old.lease.expiresAt);
     const decomposeOld = () => slow.leases.decompose({ leaseId: old.lease.id, epoch: 1, children: [{ id: "st.a", title: "A" }] });
     await expectUnchanged(client, decomposeOld, { reason: "LEASE_NOT_CURRENT", detail: { kind: "expired" } });
 

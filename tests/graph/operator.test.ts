@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { claimAndRelease, claimNext, expectStages, refused, graphTest, expectUnchanged } from "./support";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 const it = graphTest({ poolSize: 5 });
 
@@ -19,7 +19,7 @@ describe("workItems.cancel (operator)", () => {
     await worker.leases.renew({ leaseId: lease.lease.id, epoch: 1 });
 
     const short = await claimNext(worker, "lapsed", 1);
-    await waitUntilDatabaseTime(client, short.lease.expiresAt);
+    await advanceClockPast(client, short.lease.expiresAt);
     const cancelled = await operator.workItems.cancel({ id: "lapsed", reason: "abandoned" });
     expect(cancelled).toMatchObject({ status: "cancelled", stage: "cancelled", currentLease: null });
     expect(await operator.leases.history({ workItemId: "lapsed" })).toMatchObject([{ epoch: 1, outcome: "expired", endedAt: short.lease.expiresAt }]);

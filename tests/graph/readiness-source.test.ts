@@ -31,8 +31,8 @@ describe("one readiness source", () => {
     const { rows } = await sql.query<{ stage: string; waiting_on: string[] }>(`
       WITH w AS (
         SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
-               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at,
-               CASE WHEN g THEN statement_timestamp() + interval '1 minute' END AS not_before
+               CASE WHEN l THEN work_graph_now() + interval '1 minute' END AS lease_expires_at,
+               CASE WHEN g THEN work_graph_now() + interval '1 minute' END AS not_before
           FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
                generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l, unnest(ARRAY[true, false]) g
       )
@@ -52,8 +52,8 @@ describe("one readiness source", () => {
     const { rows } = await sql.query<{ mismatches: number }>(`
       WITH w AS (
         SELECT s.status, o AS open_dependency_count, a AS ancestor_dependency_count, c AS open_child_count, b AS blocking_attention_count,
-               CASE WHEN l THEN statement_timestamp() + interval '1 minute' END AS lease_expires_at,
-               CASE WHEN g THEN statement_timestamp() + interval '1 minute' END AS not_before
+               CASE WHEN l THEN work_graph_now() + interval '1 minute' END AS lease_expires_at,
+               CASE WHEN g THEN work_graph_now() + interval '1 minute' END AS not_before
           FROM unnest(ARRAY['open', 'released', 'cancelled']) s(status), generate_series(0, 1) o, generate_series(0, 1) a,
                generate_series(0, 1) c, generate_series(0, 1) b, unnest(ARRAY[true, false]) l, unnest(ARRAY[true, false]) g
       )

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 import { claimAndRelease, claimNext, expectStages, graphTest, refused } from "./support";
 
 // Each test gets its own database, and continuity (rule 9) is off (graphTest).
@@ -165,7 +165,7 @@ describe("readiness rules", () => {
 
     // b's lease runs out (its worker shortens it to 1 s and stops): the new dependency now holds it back.
     const shortened = await w1.leases.renew({ leaseId: b.lease.id, epoch: 1, durationSeconds: 1 });
-    await waitUntilDatabaseTime(client, shortened.expiresAt);
+    await advanceClockPast(client, shortened.expiresAt);
     await expectStages(actors, { a: "released", b: "blocked", x: "ready" }, ["x"]);
     await claimAndRelease(w1, "x");
     await expectStages(actors, { b: "ready" }, ["b"]);

@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
+import { advanceClockPast, databaseTest } from "../support/fixtures";
 
 /* dashboard.summary counts every item once, in the stage the one readiness rule gives it. */
 
@@ -21,7 +21,7 @@ describe("dashboard.summary", () => {
     await worker.leases.release({ leaseId: done.id, epoch: done.epoch, evidence: "done" });
     await operator.workItems.cancel({ id: "dropped", reason: "not needed" });
     const expiring = (await worker.leases.claim({ workItemId: "expiring", durationSeconds: 1 }))!.lease;
-    await waitUntilDatabaseTime(sql, expiring.expiresAt);
+    await advanceClockPast(sql, expiring.expiresAt);
 
     const summary = await operator.dashboard.summary();
     // ready: ready-1, ready-2, blocker, child, and expiring (its lease ran out)

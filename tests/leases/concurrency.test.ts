@@ -2,7 +2,8 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
 import { startTestServer } from "../support/app";
-import { insertReadyItems, databaseTest, lockWaiters } from "../support/fixtures";
+import { databaseTest, lockWaiters } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { testInstance } from "../support/database";
 
 const it = databaseTest({ poolSize: 40 });

@@ -3,7 +3,7 @@ import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import type { Lease } from "@work-graph/contract";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { actors, refusal, waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
+import { actors, refusal, advanceClockPast, databaseClock, databaseTest } from "../support/fixtures";
 import { databaseSnapshot } from "./support";
 
 const it = databaseTest();
@@ -42,7 +42,7 @@ describe("fencing", () => {
       await operator.workItems.create({ id, title: "Fenced item", priority: 1_000_000_000 });
       const first = (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!;
       expect(first.lease.epoch).toBe(1);
-      await waitUntilDatabaseTime(sql, first.lease.expiresAt);
+      await advanceClockPast(sql, first.lease.expiresAt);
 
       // Expired, nobody reclaimed yet (no sweeper runs here unless asked).
       if (variant.startsWith("sweep")) {
@@ -143,7 +143,7 @@ describe("fencing", () => {
       await operator.workItems.create({ id, title: id });
       leases.push((await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease);
     }
-    await waitUntilDatabaseTime(sql, leases.at(-1)!.expiresAt);
+    await advanceClockPast(sql, leases.at(-1)!.expiresAt);
     await Promise.all(
       ids.map(async (id, round) => {
         const [released, reclaimed] = await Promise.allSettled([
@@ -161,8 +161,10 @@ describe("fencing", () => {
     );
   });
 
-  it("a release racing a reclaim around the expiry instant: exactly one wins, history stays consistent", async ({ people }) => {
+  it("a release racing a reclaim around the expiry instant: exactly one wins, history stays consistent", async ({ people, sql }) => {
     const { operator, agent } = people;
+    // Earlier tests of this file moved the database clock: read this machine's time on it.
+    const clockOffset = (await databaseClock(sql)).getTime() - Date.now();
     const a = await agent("edge-a");
     const b = await agent("edge-b");
     const rounds = 24;
@@ -172,10 +174,9 @@ describe("fencing", () => {
         const id = `edge-race-${round}`;
         await operator.workItems.create({ id, title: id });
         const lease = (await a.leases.claim({ workItemId: id, durationSeconds: 4 }))!.lease;
-        // Fire both from 3 s before to 1 s after the expiry (app and database share this
-        // machine's clock): the earliest rounds release a live lease even on a loaded machine,
+        // Fire both from 3 s before to 1 s after the expiry: the earliest rounds release a live lease even on a loaded machine,
         // the latest find it expired whatever the latency, and the ones near the instant race.
-        await sleep(Math.max(0, Date.parse(lease.expiresAt) - Date.now() - 3000 + (round * 4000) / (rounds - 1)));
+        await sleep(Math.max(0, Date.parse(lease.expiresAt) - (Date.now() + clockOffset) - 3000 + (round * 4000) / (rounds - 1)));
         const reclaim = async () => {
           // A named claim is refused while the lease is live: retry until it is not.
           for (;;) {
@@ -238,7 +239,7 @@ describe("fencing", () => {
 });
 
 describe("a wrong app clock changes no decision: times and expiry come from the database", () => {
-  const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+  const databaseNow = async (sql: pg.Client) => (await databaseClock(sql)).getTime();
 
   it("app clock hours ahead: a fresh lease is live, renewable and not swept; times are the database's", async ({ database, people, sql }) => {
     const { operator, agent } = people;
@@ -281,7 +282,7 @@ describe("a wrong app clock changes no decision: times and expiry come from the 
       vi.setSystemTime(new Date(Date.now() - 5 * 3600_000));
       const claimed = (await a.leases.claim({ workItemId: "clock-behind", durationSeconds: 1 }))!;
       expect(Math.abs(Date.parse(claimed.lease.expiresAt) - ((await databaseNow(sql)) + 1_000))).toBeLessThan(5_000);
-      await waitUntilDatabaseTime(sql, claimed.lease.expiresAt);
+      await advanceClockPast(sql, claimed.lease.expiresAt);
       expect(await refusal(a.leases.renew({ leaseId: claimed.lease.id, epoch: 1 }))).toMatchObject({
         reason: "LEASE_NOT_CURRENT",
         detail: { kind: "expired" },

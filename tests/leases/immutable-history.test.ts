@@ -3,7 +3,7 @@ import type { Lease } from "@work-graph/contract";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import type pg from "pg";
 import type { TestDatabase } from "../support/database";
-import { refusal, waitUntilDatabaseTime, databaseTest, type Actors } from "../support/fixtures";
+import { refusal, advanceClockPast, databaseTest, type Actors } from "../support/fixtures";
 import { databaseSnapshot } from "./support";
 
 /*
@@ -25,11 +25,11 @@ const enders: Record<string, (api: Api, lease: Lease, context: Context) => Promi
   attention_requested: (api, lease) =>
     api.attention.request({ leaseId: lease.id, epoch: lease.epoch, kind: "decision", question: "which way?", options: ["a", "b"] }),
   expired: async (_api, lease, { database, sql }) => {
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     await sweepExpiredLeases(database.db);
   },
   "expired and reclaimed": async (_api, lease, { sql, people }) => {
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     await (await people.agent("reclaimer")).leases.claim({ workItemId: lease.workItemId, durationSeconds: 600 });
   },
 };

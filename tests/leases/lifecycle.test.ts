@@ -1,6 +1,6 @@
 import { describe, expect } from "vitest";
 import { callerAs } from "../support/app";
-import { databaseTest } from "../support/fixtures";
+import { advanceClockPast, databaseTest } from "../support/fixtures";
 
 const it = databaseTest();
 
@@ -43,8 +43,7 @@ describe("lease lifecycle", () => {
     // Its time runs out (database clock); no sweep runs here, so the lease stays unended.
     const sql = await database.connect();
     try {
-      await sql.query("UPDATE leases SET expires_at = clock_timestamp() - interval '1 second' WHERE id = $1", [taken!.lease.id]);
-      await sql.query("UPDATE work_items SET lease_expires_at = clock_timestamp() - interval '1 second' WHERE id = 'expiry-top'");
+      await advanceClockPast(sql, taken!.lease.expiresAt);
       const reclaimed = await second.api.leases.claim({ durationSeconds: 60 });
       expect(reclaimed?.workItem.id).toBe("expiry-top");
       expect(reclaimed?.lease.epoch).toBe(2);

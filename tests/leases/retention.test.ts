@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import { Prisma } from "../../server/generated/prisma/client";
 import { MAX_NAMED_STATEMENTS } from "../../server/db";
 import { sweepExpiredReceipts } from "../../server/operations/sweep";
-import { databaseTest } from "../support/fixtures";
+import { advanceClock, databaseTest } from "../support/fixtures";
+import { insertIdempotencyReceipts } from "../support/factories";
 import { testInstance } from "../support/database";
 
 /*
@@ -40,9 +41,8 @@ describe("idempotency receipts", () => {
     await worker.leases.release({ leaseId: first.lease.id, epoch: 1, evidence: "done" });
     expect(await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "old-key" })).toEqual(first);
     // 2,500 receipts from 25 hours ago (default retention 24 h) and one fresh.
-    await sql.query(`INSERT INTO idempotency_receipts (scope, key, operation, request_hash, created_at)
-      SELECT 'worker:someone', 'k' || i, 'leases.note', 'h', clock_timestamp() - interval '25 hours' FROM generate_series(1, 2500) i`);
-    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'old-key'`);
+    await insertIdempotencyReceipts(sql, "worker:someone", 2500);
+    await advanceClock(sql, 25 * 3600);
     await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" });
     expect(await receipts(sql)).toBe(2502);
 
@@ -54,7 +54,8 @@ describe("idempotency receipts", () => {
 
     // Expired but not yet swept: the replay is a new call too.
     await operator.workItems.create({ id: "keep-3", title: "Three" });
-    await sql.query(`UPDATE idempotency_receipts SET created_at = clock_timestamp() - interval '25 hours' WHERE key = 'fresh-key'`);
+    // Back-dated, not the clock moved: that would also end keep-2's lease, which must hold.
+    await sql.query(`UPDATE idempotency_receipts SET created_at = work_graph_clock() - interval '25 hours' WHERE key = 'fresh-key'`);
     const replay = (await worker.leases.claim({ durationSeconds: 60, idempotencyKey: "fresh-key" }))!;
     expect(replay.workItem.id).toBe("keep-3");
   });

@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import type { Db } from "../../server/db";
 import type { Lease } from "@work-graph/contract";
 import { startExpirySweeper } from "../../server/operations/sweep";
-import { databaseTest, insertReadyItems, waitUntilDatabaseTime, type Actors } from "../support/fixtures";
+import { databaseTest, advanceClockPast, type Actors } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { testInstance } from "../support/database";
 
 const it = databaseTest();
@@ -45,7 +46,7 @@ describe("expiry sweep", () => {
     try {
       await expect.poll(() => sweepers[0]!.passes).toBeGreaterThan(0);
       sweepers.push(countingSweeper(secondInstance.db, 1_000, errors));
-      await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+      await advanceClockPast(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
       // Each lease.ended event is checked below to be at most 5 s after its expiry (database clock).
       await expect
         .poll(async () => (await sql.query<{ n: number }>("SELECT count(*)::int AS n FROM leases WHERE work_item_id LIKE 'sweep-%' AND outcome IS NOT NULL")).rows[0]!.n, { timeout: 10_000 })
@@ -74,7 +75,7 @@ describe("expiry sweep", () => {
 
   it("sweepers racing reclaims: every expired lease ends exactly once, every item gets epoch 2", async ({ database, sql, people }) => {
     const { ids, leases } = await leaseAllBriefly(sql, people, "contest", 60, 6);
-    await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+    await advanceClockPast(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
     const secondInstance = testInstance(database.url, { poolSize: 3 });
     const errors: unknown[] = [];
     const sweepers = [

@@ -6,7 +6,7 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const BIN = path.join(ROOT, "packages", "agent", "bin", "work-graph.js");
@@ -156,7 +156,7 @@ describe("work-graph mcp", () => {
     const first = claimed.data.lease as { id: string; expiresAt: string };
     // The work goes on until the session has renewed five times (a renewal every third of 3 s).
     await expect.poll(async () => (await renewalsOf("mcp-long")).length, { timeout: 20_000, interval: 200 }).toBeGreaterThanOrEqual(6);
-    const { rows } = await sql.query<{ past: boolean }>("SELECT clock_timestamp() > $1::timestamptz AS past", [first.expiresAt]);
+    const { rows } = await sql.query<{ past: boolean }>("SELECT work_graph_clock() > $1::timestamptz AS past", [first.expiresAt]);
     expect(rows[0]!.past).toBe(true);
     const item = await operator.workItems.get({ id: "mcp-long" });
     expect(item.stage).toBe("leased");
@@ -212,7 +212,7 @@ describe("work-graph mcp", () => {
     process.kill(pid, "SIGSTOP"); // a laptop lid closing: no renewals
     try {
       const frozen = await operator.workItems.get({ id: "mcp-taken" });
-      await waitUntilDatabaseTime(sql, frozen.currentLease!.expiresAt ?? lease.expiresAt);
+      await advanceClockPast(sql, frozen.currentLease!.expiresAt ?? lease.expiresAt);
       const takeover = await server.client(await agentToken("mcp-rival")).leases.claim.mutate({ workItemId: "mcp-taken" });
       expect(takeover?.lease.epoch).toBe(2);
     } finally {

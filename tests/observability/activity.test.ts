@@ -20,7 +20,7 @@ afterAll(() => database.close());
 async function seedHistory() {
   const ago = (minutes: number) => `$1::timestamptz - make_interval(secs => ${minutes * 60})`;
   await sql.query("BEGIN");
-  await sql.query("SELECT set_config('wg.t0', clock_timestamp()::text, true)");
+  await sql.query("SELECT set_config('wg.t0', work_graph_clock()::text, true)");
   const [{ t0 }] = (await sql.query<{ t0: string }>("SELECT current_setting('wg.t0') AS t0")).rows as [{ t0: string }];
   const run = (text: string) => sql.query(text, [t0]);
   await run(`INSERT INTO work_items (id, title, status, parent_id, created_at, updated_at) VALUES
@@ -116,7 +116,7 @@ describe("dashboard.activity over many claims", () => {
       const client = await busy.connect();
       // 3,000 items created 50 minutes ago, claimed one every half second: waits of 0.5 s … 1,500 s.
       await client.query(`
-        WITH t0 AS (SELECT clock_timestamp() - interval '50 minutes' AS t)
+        WITH t0 AS (SELECT work_graph_clock() - interval '50 minutes' AS t)
         INSERT INTO work_items (id, title, created_at, updated_at) SELECT 'busy-' || g, 'busy', t, t FROM t0, generate_series(1, 3000) g`);
       await client.query(`
         INSERT INTO events (work_item_id, type, actor, epoch, created_at)

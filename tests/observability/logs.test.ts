@@ -2,7 +2,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { insertReadyItems } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { logger } from "../../server/log";
 
 let database: TestDatabase;

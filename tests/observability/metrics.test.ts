@@ -7,7 +7,8 @@ import type { MetricFamily } from "parse-prometheus-text-format";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { insertReadyItems, refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { refusal, advanceClockPast } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { sample, scrape } from "./support";
 
 // Gauges are read fresh on every scrape here, so they can be compared with dashboard.summary at once.
@@ -145,7 +146,7 @@ describe("counters move by exactly the work done", () => {
     const first = await callerAs(database.instance, "agent", "counter-3a");
     const second = await callerAs(database.instance, "agent", "counter-3b");
     const { lease } = (await first.api.leases.claim({ workItemId: "count-fence-00001", durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     const reclaim = await delta(
       [["work_graph_leases_ended_total", { outcome: "expired" }], ["work_graph_leases_claimed_total"]],
       () => second.api.leases.claim({ workItemId: "count-fence-00001" }),
@@ -165,7 +166,7 @@ describe("counters move by exactly the work done", () => {
     await insertReadyItems(sql, "count-sweep", 1);
     const agent = await callerAs(database.instance, "agent", "counter-4");
     const { lease } = (await agent.api.leases.claim({ workItemId: "count-sweep-00001", durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     const changes = await delta(
       [["work_graph_leases_ended_total", { outcome: "expired" }], ["work_graph_lease_held_seconds", { outcome: "expired" }]],
       async () => expect(await sweepExpiredLeases(database.db)).toBe(1),
@@ -179,7 +180,7 @@ describe("counters move by exactly the work done", () => {
     await operator.api.workItems.create({ id: "cascade-root", title: "root" });
     await operator.api.workItems.create({ id: "cascade-child", title: "child", parentId: "cascade-root" });
     const { lease } = (await agent.api.leases.claim({ workItemId: "cascade-child", durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     const changes = await delta([["work_graph_leases_ended_total", { outcome: "expired" }]], () =>
       operator.api.workItems.cancel({ id: "cascade-root", reason: "not needed" }),
     );

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
-import { refusal, databaseTest, lockWaiters } from "../support/fixtures";
+import { advanceClock, refusal, databaseTest, lockWaiters } from "../support/fixtures";
 import { callerAs } from "../support/app";
 import { settle } from "./support";
 
@@ -184,7 +184,7 @@ describe("tokens.list lastUsedAt", () => {
     expect(after.xmin).toBe(before.xmin); // not rewritten within the minute
     expect((await find()).lastUsedAt).toBe(first);
     // Older than a minute: the next use writes it again.
-    await sql.query("UPDATE api_tokens SET last_used_at = last_used_at - interval '61 seconds' WHERE label = 'last-used'");
+    await advanceClock(sql, 61);
     forgetAuthenticatedTokens(database.db); // the next call reads the token row again instead of the 1 s cache
     await authenticate(database.db, token);
     expect(Date.parse((await find()).lastUsedAt!)).toBeGreaterThan(Date.parse(first!) - 1000);

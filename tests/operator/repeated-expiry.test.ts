@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { actors, refusal, waitUntilDatabaseTime, databaseTest } from "../support/fixtures";
+import { actors, refusal, advanceClockPast, databaseTest } from "../support/fixtures";
 import { settle } from "./support";
 
 /*
@@ -18,7 +18,7 @@ async function lapse(sql: pg.Client, item: string, workers: Agent[]) {
   const leases = [];
   for (const worker of workers) {
     const { lease } = (await worker.leases.claim({ workItemId: item, durationSeconds: 1 }))!;
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     leases.push(lease);
   }
   return leases;
@@ -91,7 +91,7 @@ describe("rule 11: repeated expiry goes to a person", () => {
     await lapse(sql, "streak-broken", [a, a]);
     const { lease } = (await a.leases.claim({ workItemId: "streak-broken", durationSeconds: 1 }))!;
     await a.attention.request({ leaseId: lease.id, epoch: lease.epoch, kind: "review", question: "fyi", blocking: false });
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     await lapse(sql, "streak-broken", [a]);
     await sweepExpiredLeases(database.db);
     // Expired: 1, 2, 3 (asked during 3), 4 → only 3 and 4 count since the request.
@@ -114,7 +114,7 @@ describe("rule 11: repeated expiry goes to a person", () => {
     for (let round = 0; round < 3; round++) {
       const leases = await Promise.all(ids.map(async (id) => (await a.leases.claim({ workItemId: id, durationSeconds: 1 }))!.lease));
       // Claimed concurrently: the last to expire is not necessarily the last in the list.
-      await waitUntilDatabaseTime(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
+      await advanceClockPast(sql, leases.map((lease) => lease.expiresAt).sort().at(-1)!);
     }
     const results = await Promise.all([
       ...ids.map((id) => settle(b.leases.claim({ workItemId: id, durationSeconds: 60 }))),

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { TestDatabase } from "../support/database";
 import { describe, expect } from "vitest";
-import { refusal, waitUntilDatabaseTime, databaseTest, lockWaiters } from "../support/fixtures";
+import { refusal, advanceClockPast, databaseTest, lockWaiters } from "../support/fixtures";
 import { databaseSnapshot } from "../leases/support";
 import { settle } from "./support";
 
@@ -76,7 +76,7 @@ describe("leases.revoke", () => {
     expect((await refusal(operator.leases.revoke({ leaseId: lease.id, epoch: 7, reason: "wrong epoch" }))).detail.kind).toBe("unknown");
     expect((await refusal(operator.leases.revoke({ leaseId: "00000000-0000-4000-8000-000000000000", epoch: 1, reason: "none" }))).detail.kind).toBe("unknown");
     expect(await databaseSnapshot(sql)).toEqual(before);
-    await waitUntilDatabaseTime(sql, lease.expiresAt);
+    await advanceClockPast(sql, lease.expiresAt);
     expect((await refusal(operator.leases.revoke({ leaseId: lease.id, epoch: lease.epoch, reason: "too late" }))).detail.kind).toBe("expired");
     const second = (await w.leases.claim({ workItemId: "rv-refused", durationSeconds: 60 }))!;
     await w.leases.release({ leaseId: second.lease.id, epoch: second.lease.epoch, evidence: "done" });

@@ -25,9 +25,9 @@ describe("workItems.create fields", () => {
   });
 
   it("delaySeconds counts from database now; both gates, an unknown project and a taken externalId are refused", async ({ sql, people }) => {
-    const before = (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+    const before = (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.getTime();
     const item = await people.operator.workItems.create({ id: "delayed", title: "Delayed", delaySeconds: 3600, externalId: "dup" });
-    const after = (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+    const after = (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.getTime();
     expect(Date.parse(item.notBefore!)).toBeGreaterThanOrEqual(before + 3_600_000 - 1);
     expect(Date.parse(item.notBefore!)).toBeLessThanOrEqual(after + 3_600_000);
     expect(item.stage).toBe("scheduled");

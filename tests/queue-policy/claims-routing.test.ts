@@ -1,5 +1,5 @@
 import { describe, expect } from "vitest";
-import { databaseTest, refusal } from "../support/fixtures";
+import { advanceClockPast, databaseTest, refusal } from "../support/fixtures";
 import { scopedToken, setPolicy } from "./support";
 
 const it = databaseTest({ scope: "test" });
@@ -38,7 +38,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     await scopedToken(database.instance, sql, "agent", { workerId: "multi", capabilities: ["gpu"] });
     await scopedToken(database.instance, sql, "agent", { workerId: "multi", capabilities: ["browser"] });
     const revoked = await scopedToken(database.instance, sql, "agent", { workerId: "other", capabilities: ["gpu", "browser"] });
-    await sql.query("UPDATE api_tokens SET revoked_at = clock_timestamp() WHERE worker_id = 'other'");
+    await sql.query("UPDATE api_tokens SET revoked_at = work_graph_clock() WHERE worker_id = 'other'");
     void revoked;
 
     expect(await people.admin.leases.claim({ workerId: "other" })).toBeNull();
@@ -85,7 +85,7 @@ describe("claims route by project, capabilities and time gates (rules 12, 13, 15
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("now");
     expect(await agent.api.leases.claim({})).toBeNull();
 
-    await sql.query("UPDATE work_items SET not_before = clock_timestamp() - interval '1 second' WHERE id = 'later'");
+    await advanceClockPast(sql, rows[0]!.notBefore.toISOString());
     expect((await agent.api.leases.claim({}))?.workItem.id).toBe("later");
   });
 

@@ -16,7 +16,7 @@ const it = twoInstanceTest()
   .extend("waiterB", { scope: "file" }, async ({ database, serverB }) => serverB.client((await callerAs(database.instance, "agent", "waiter-b")).token))
   .extend("waiterA", { scope: "file" }, async ({ database, server }) => server.client((await callerAs(database.instance, "agent", "waiter-a")).token));
 
-const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+const databaseNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.getTime();
 
 /** Starts a waiting claim on `client`'s instance; once it is parked there, `{ claim }` (wrapped, so awaiting this does not await the claim). */
 async function parkedClaim(instance: Instance, client: TestClient, input: { capabilities?: string[] } = {}) {
@@ -30,7 +30,7 @@ async function parkedClaim(instance: Instance, client: TestClient, input: { capa
 }
 
 const openLeases = async (sql: pg.Client) => {
-  await sql.query("UPDATE leases SET ended_at = clock_timestamp(), outcome = 'revoked' WHERE ended_at IS NULL");
+  await sql.query("UPDATE leases SET ended_at = work_graph_clock(), outcome = 'revoked' WHERE ended_at IS NULL");
   await sql.query("UPDATE work_items SET status = 'cancelled', current_lease_id = NULL, lease_expires_at = NULL WHERE status = 'open'");
 };
 

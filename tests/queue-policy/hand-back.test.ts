@@ -1,7 +1,7 @@
 import type pg from "pg";
 import { describe, expect } from "vitest";
 import { sweepExpiredLeases } from "../../server/operations/sweep";
-import { databaseTest, refusal, waitUntilDatabaseTime } from "../support/fixtures";
+import { databaseTest, refusal, advanceClockPast } from "../support/fixtures";
 
 /*
  * Rule 16: leases.handBack ends the live lease as `returned` (fenced like a release), logs the
@@ -11,7 +11,7 @@ import { databaseTest, refusal, waitUntilDatabaseTime } from "../support/fixture
 
 const it = databaseTest();
 
-const dbNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.getTime();
+const dbNow = async (sql: pg.Client) => (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.getTime();
 
 const helpRequests = async (sql: pg.Client, item: string) =>
   (await sql.query("SELECT id FROM attention_requests WHERE work_item_id = $1 AND worker_id = 'work-graph'", [item])).rows;
@@ -23,7 +23,7 @@ describe("leases.handBack (rule 16)", () => {
     await people.operator.workItems.create({ id: "hb-plain", title: "Handed back", priority: 50 });
     const { lease } = (await worker.leases.claim({ workItemId: "hb-plain" }))!;
     // A continuity hold the returner had would otherwise put it first for them.
-    await sql.query("UPDATE work_items SET continuity_worker_id = 'returner', continuity_since = clock_timestamp() WHERE id = 'hb-plain'");
+    await sql.query("UPDATE work_items SET continuity_worker_id = 'returner', continuity_since = work_graph_clock() WHERE id = 'hb-plain'");
 
     const returned = await worker.leases.handBack({ leaseId: lease.id, epoch: lease.epoch, reason: "needs a browser I do not have" });
     expect(returned.lease).toMatchObject({ id: lease.id, outcome: "returned" });
@@ -86,7 +86,7 @@ describe("leases.handBack (rule 16)", () => {
     await people.operator.workItems.create({ id: "hb-poison", title: "Poison" });
     const lapse = async () => {
       const { lease } = (await worker.leases.claim({ workItemId: "hb-poison", durationSeconds: 1 }))!;
-      await waitUntilDatabaseTime(sql, lease.expiresAt);
+      await advanceClockPast(sql, lease.expiresAt);
     };
     const handBack = async () => {
       const { lease } = (await worker.leases.claim({ workItemId: "hb-poison" }))!;

@@ -3,7 +3,8 @@ import { describe, expect } from "vitest";
 import { createToken } from "../../server/auth/tokens";
 import { transactionRetries } from "../../server/database/transaction";
 import { startTestServer, type TestClient } from "../support/app";
-import { databaseTest, insertReadyItems } from "../support/fixtures";
+import { databaseTest } from "../support/fixtures";
+import { insertReadyItems } from "../support/factories";
 import { setPolicy } from "./support";
 import { testInstance } from "../support/database";
 
@@ -61,11 +62,11 @@ describe("concurrency limits are never exceeded (rule 14), proven under races", 
         }
         keyedClaims += held.length;
         const { rows } = await sql.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM leases WHERE concurrency_key = 'staging-db' AND ended_at IS NULL AND expires_at > clock_timestamp()",
+          "SELECT count(*)::int AS n FROM leases WHERE concurrency_key = 'staging-db' AND ended_at IS NULL AND expires_at > work_graph_clock()",
         );
         expect(rows[0]!.n).toBeLessThanOrEqual(3);
         // Everything unkeyed goes back so the next round races on the same mix.
-        await sql.query("UPDATE leases SET expires_at = clock_timestamp() WHERE ended_at IS NULL AND concurrency_key IS NULL");
+        await sql.query("UPDATE leases SET expires_at = work_graph_clock() WHERE ended_at IS NULL AND concurrency_key IS NULL");
         await sql.query(
           "UPDATE leases SET ended_at = expires_at, outcome = 'expired' WHERE ended_at IS NULL AND concurrency_key IS NULL",
         );

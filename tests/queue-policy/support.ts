@@ -22,7 +22,7 @@ export async function setPolicy(
   if (policy.requires !== undefined) await sql.query("UPDATE work_items SET requires = $2 WHERE id = ANY($1)", [ids, [...policy.requires].sort()]);
   if (policy.concurrencyKey !== undefined) await sql.query("UPDATE work_items SET concurrency_key = $2 WHERE id = ANY($1)", [ids, policy.concurrencyKey]);
   if (policy.notBeforeInSeconds !== undefined) {
-    await sql.query("UPDATE work_items SET not_before = clock_timestamp() + make_interval(secs => $2::float8) WHERE id = ANY($1)", [
+    await sql.query("UPDATE work_items SET not_before = work_graph_clock() + make_interval(secs => $2::float8) WHERE id = ANY($1)", [
       ids,
       policy.notBeforeInSeconds,
     ]);

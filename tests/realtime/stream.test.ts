@@ -126,7 +126,7 @@ describe("events.stream", () => {
     const n = await insertEvent(t1, "test.slow");
     const m = await insertEvent(sql, "test.fast"); // commits first
     expect(m).toBe(n + 1);
-    const committed = (await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now;
+    const committed = (await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now;
     await readerLookedAfter(sql, committed); // woken by n+1's commit, the readers read while n is open
     dropped.close(); // disconnects while n is in flight and n+1 committed
     await t1.query("COMMIT");

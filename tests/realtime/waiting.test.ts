@@ -2,7 +2,7 @@ import type pg from "pg";
 import { describe, expect } from "vitest";
 import type { Instance } from "../../server/instance";
 import { callerAs, type TestClient } from "../support/app";
-import { twoInstanceTest, waitUntilDatabaseTime } from "../support/fixtures";
+import { twoInstanceTest, advanceClockPast } from "../support/fixtures";
 
 /*
  * API.md "Waiting instead of polling": a waiting claim (or attention.wait) is woken by the
@@ -21,7 +21,7 @@ const readyCount = async (sql: pg.Client) =>
   Number((await sql.query(`SELECT count(*) FROM work_items WHERE status = 'open' AND open_dependency_count = 0
     AND ancestor_dependency_count = 0 AND open_child_count = 0 AND blocking_attention_count = 0 AND current_lease_id IS NULL`)).rows[0].count);
 
-const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now: Date }>("SELECT clock_timestamp() AS now")).rows[0]!.now.toISOString());
+const databaseNow = async (sql: pg.Client) => Date.parse((await sql.query<{ now: Date }>("SELECT work_graph_clock() AS now")).rows[0]!.now.toISOString());
 
 /**
  * Starts a waiting claim (30 s) on instance B, waits until it is parked there, runs `cause` on
@@ -120,7 +120,7 @@ describe("leases.claim with waitSeconds, across two app instances: the claim wai
   it("a lease expiring (no transaction makes it ready): the claim takes it once its expiresAt has passed", async ({ people, other, sql, instanceB, waiterB }) => {
     await people.operator.workItems.create({ id: "abandoned", title: "Abandoned" });
     const held = (await other.leases.claim({ workItemId: "abandoned", durationSeconds: 2 }))!.lease;
-    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => waitUntilDatabaseTime(sql, held.expiresAt));
+    const { result } = await claimWokenBy({ sql, instanceB, waiterB }, () => advanceClockPast(sql, held.expiresAt));
     expect(result?.workItem.id).toBe("abandoned");
     expect(result?.lease.epoch).toBe(2);
     // Both times are the database clock: the new lease begins after the old one expired.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient, runWorker, type WorkGraphClient } from "../../packages/agent/src/sdk";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 import { recordingFetch, type RecordedRequest } from "./support";
 
 /*
@@ -112,7 +112,7 @@ describe("runWorker hands items back with leases.handBack", () => {
     const heldFor = Date.parse(lease!.expiresAt) - Date.parse(lease!.renewedAt!);
     expect(heldFor).toBeGreaterThanOrEqual(999);
     expect(heldFor).toBeLessThanOrEqual(1001);
-    await waitUntilDatabaseTime(await database.connect(), lease!.expiresAt);
+    await advanceClockPast(await database.connect(), lease!.expiresAt);
     const other = await agentClient("after-old-server");
     expect((await other.client.leases.claim.mutate({ workItemId: "old-server", durationSeconds: 30 }))?.workItem.id).toBe("old-server");
   });

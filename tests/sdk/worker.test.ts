@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkGraphClient, runWorker, WorkGraphError, type WorkerEvent } from "../../packages/agent/src/sdk";
 import { callerAs, startTestServer } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 import { delay, gate, recordingFetch, type RecordedRequest } from "./support";
 
 let database: TestDatabase;
@@ -123,7 +123,7 @@ describe("runWorker fencing", () => {
 
     const oldLeaseId = await started.promise;
     const shortened = await sameWorker.client.leases.renew.mutate({ leaseId: oldLeaseId, epoch: 1, durationSeconds: 1 });
-    await waitUntilDatabaseTime(await database.connect(), shortened.expiresAt);
+    await advanceClockPast(await database.connect(), shortened.expiresAt);
     const takeover = await b.client.leases.claim.mutate({ workItemId: "contested", durationSeconds: 60 });
     expect(takeover?.lease.epoch).toBe(2);
     takenOver.open();

@@ -3,7 +3,7 @@ import { createSession, endSession, sessionCaller } from "../../server/auth/sess
 import { revokeToken } from "../../server/auth/tokens";
 import { callerAs, type TestServer } from "../support/app";
 import { call } from "./support";
-import { databaseTest } from "../support/fixtures";
+import { advanceClock, databaseTest } from "../support/fixtures";
 
 /*
  * Issue 10.6: the wg_session cookie carries a random session id, never the token; the
@@ -51,7 +51,7 @@ describe("dashboard sessions", () => {
     const { caller } = await callerAs(database.instance, "operator");
     const sessionId = await createSession(database.db, caller.tokenId);
     const client = await database.connect();
-    await client.query("UPDATE dashboard_sessions SET created_at = now() - interval '13 hours', expires_at = now() - interval '1 hour' WHERE token_id = $1", [caller.tokenId]);
+    await advanceClock(client, 13 * 3600);
     expect(await sessionCaller(database.db, sessionId)).toBeNull();
     expect((await listWithCookie(server, sessionId)).status).toBe(401);
     // The next login sweeps expired sessions away.

@@ -4,6 +4,7 @@ import { servesApi } from "../../server/http/node-api";
 import { slackApp, slackResponder } from "../../server/integrations/slack/client";
 import { SLACK_INTERACTIONS_PATH } from "../../server/integrations/slack/interactions";
 import { MODAL_CALLBACK, OPEN_MODAL_ACTION } from "../../server/integrations/slack/messages";
+import { insertPerson } from "../support/factories";
 import {
   askQuestion,
   buttonClick,
@@ -96,8 +97,8 @@ describe("answering from Slack", () => {
   });
 
   it("an answer by a Slack user whose email is a known person is attributed to that person, by name", async ({ people, slack, sql, server }) => {
-    await sql.query("INSERT INTO people (issuer, subject, email, name, actor, role) VALUES ('https://idp.example', 'dana-1', 'Dana@Example.com', 'Dana Li', 'person:Dana@Example.com', 'operator')");
-    await sql.query("INSERT INTO people (issuer, subject, email, name, actor, role, disabled_at) VALUES ('https://idp.example', 'gone-1', 'gone@example.com', 'Gone Person', 'person:gone@example.com', 'operator', now())");
+    await insertPerson(sql, { subject: "dana-1", email: "Dana@Example.com", name: "Dana Li", role: "operator" });
+    await insertPerson(sql, { subject: "gone-1", email: "gone@example.com", name: "Gone Person", role: "operator", disabled: true });
     slack.addUser({ id: "U0DANALI", name: "dana", realName: "Dana Li", displayName: "dana", email: "dana@example.com" });
     slack.addUser({ id: "U0GONE", name: "gone", realName: "Gone", displayName: "gone-slack", email: "gone@example.com" });
     const known = await askQuestion(people, "person-1", { question: "Merge?", options: ["Yes"] });

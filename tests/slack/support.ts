@@ -6,6 +6,7 @@ import { slackApp } from "../../server/integrations/slack/client";
 import { slackAppDelivery, syncSlackAppWebhook } from "../../server/integrations/slack/deliver";
 import { SLACK_INTERACTIONS_PATH } from "../../server/integrations/slack/interactions";
 import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "../../server/integrations/webhooks/retry";
 import { databaseTest, type Actors } from "../support/fixtures";
 import { slackSignature, startFakeSlack, type FakeSlack, type SlackCall } from "./fake-slack";
 
@@ -61,10 +62,11 @@ export const settingsFor = (fake: FakeSlack): SlackSettings => ({ botToken, sign
 
 /**
  * databaseTest with `slack` (the fake Slack Web API), the Slack app's webhook
- * (`slackWebhookId`) and a dispatcher delivering it, as `npm start` sets them up, and the
- * app's environment variables set for every test (the interactions endpoint reads them).
+ * (`slackWebhookId`) and a dispatcher delivering it, as `npm start` sets them up (retrying
+ * failures on `retry`'s schedule), and the app's environment variables set for every test
+ * (the interactions endpoint reads them).
  */
-export const slackTest = databaseTest()
+export const slackTestRetrying = (retry: RetryPolicy) => databaseTest()
   .extend("slack", { scope: "file" }, async ({}, { onCleanup }) => {
     const fake = await startFakeSlack(botToken);
     onCleanup(() => fake.close());
@@ -73,7 +75,7 @@ export const slackTest = databaseTest()
   .extend("slackWebhookId", { scope: "file" }, ({ database, slack }) => syncSlackAppWebhook(database.db, slackApp(settingsFor(slack))))
   .extend("dispatcher", { scope: "file", auto: true }, ({ database, slack, slackWebhookId: _ }, { onCleanup }) => {
     const errors: unknown[] = [];
-    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(database.db, slackApp(settingsFor(slack)), PUBLIC_URL) }, onError: (error) => errors.push(error) });
+    const dispatcher = startWebhookDispatcher(database.db, { publicUrl: PUBLIC_URL, owned: { slack_app: slackAppDelivery(database.db, slackApp(settingsFor(slack)), PUBLIC_URL) }, retry, onError: (error) => errors.push(error) });
     onCleanup(async () => {
       await dispatcher.stop();
       expect(errors).toEqual([]);
@@ -90,6 +92,12 @@ export const slackTest = databaseTest()
     vi.stubEnv("WORK_GRAPH_PUBLIC_URL", PUBLIC_URL);
     return settingsFor(slack);
   });
+
+/** The Slack app's tests as production retries: 2 s, 4 s, 8 s, … */
+export const slackTest = slackTestRetrying(DEFAULT_RETRY_POLICY);
+
+/** Retries in a fraction of a second, at most 0.5 s apart: an outage of a few seconds sees several. */
+export const FAST_RETRY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, firstDelaySeconds: 0.1, maxDelaySeconds: 0.5 };
 
 /** POSTs a (signed) interaction to the server's endpoint; status and how long the answer took. */
 export async function postInteraction(serverUrl: string, request: { body: string; headers: Record<string, string> }, extraHeaders: Record<string, string> = {}) {

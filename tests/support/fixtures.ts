@@ -1,7 +1,9 @@
 import type pg from "pg";
-import { expect, test } from "vitest";
+import { test } from "vitest";
 import { createTestDatabase, testInstance, type TestDatabase } from "./database";
 import { callerAs, startTestServer } from "./app";
+
+export { advanceClock, advanceClockPast, databaseClock } from "./clock";
 
 /** Operator + a factory of agents (one token per worker id) on a test database. */
 export async function actors(database: TestDatabase) {
@@ -62,29 +64,6 @@ export function twoInstanceTest() {
       onCleanup(() => server.close());
       return server;
     });
-}
-
-/** Inserts `count` ready root items with ids `${prefix}-0001`… in one statement. */
-export async function insertReadyItems(client: pg.Client, prefix: string, count: number, priority = 0) {
-  await client.query(
-    `INSERT INTO work_items (id, title, priority) SELECT $1 || '-' || lpad(g::text, 5, '0'), 'item ' || g, $3 FROM generate_series(1, $2) g`,
-    [prefix, count, priority],
-  );
-}
-
-/**
- * Waits until the database clock has passed `iso` (a lease's expiresAt). API times are
- * milliseconds and the database keeps microseconds, so it waits a few milliseconds more, to be
- * past the stored instant too.
- */
-export async function waitUntilDatabaseTime(client: pg.Client, iso: string) {
-  await expect
-    .poll(
-      async () =>
-        (await client.query<{ passed: boolean }>("SELECT clock_timestamp() > $1::timestamptz + interval '5 milliseconds' AS passed", [iso])).rows[0]!.passed,
-      { timeout: Math.max(0, Date.parse(iso) - Date.now()) + 15_000, interval: 25 },
-    )
-    .toBe(true);
 }
 
 /**

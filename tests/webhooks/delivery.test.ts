@@ -2,7 +2,7 @@ import type pg from "pg";
 import { describe, expect, vi } from "vitest";
 import type { WorkGraphEvent } from "@work-graph/contract";
 import { startWebhookDispatcher } from "../../server/integrations/webhooks/dispatcher";
-import { waitUntilDatabaseTime } from "../support/fixtures";
+import { advanceClockPast } from "../support/fixtures";
 import { deliveryRounds, signatureIsValid, webhookTest, type Receiver } from "./support";
 
 const it = webhookTest
@@ -43,7 +43,7 @@ describe("webhook delivery", () => {
     expect(signatureIsValid(hook.secret, request!.headers["x-work-graph-signature"], request!.body)).toBe(true);
     expect(signatureIsValid("whsec_wrong", request!.headers["x-work-graph-signature"], request!.body)).toBe(false);
     const t = Number(/t=(\d+)/.exec(String(request!.headers["x-work-graph-signature"]))![1]);
-    const { rows: [now] } = await sql.query<{ s: number }>("SELECT extract(epoch FROM clock_timestamp())::int AS s");
+    const { rows: [now] } = await sql.query<{ s: number }>("SELECT extract(epoch FROM work_graph_clock())::int AS s");
     expect(Math.abs(now!.s - t)).toBeLessThan(60);
 
     const body = JSON.parse(request!.body) as JsonBody;
@@ -165,7 +165,7 @@ describe("webhook delivery", () => {
     const seen = receiver.at("/deleted").length;
     await people.operator.workItems.create({ id: "delete-2", title: "After delete" });
     // Past the moment the retry was due (≈2 s after the first attempt), and a delivery round after it.
-    await waitUntilDatabaseTime(sql, retry!.nextAttemptAt!);
+    await advanceClockPast(sql, retry!.nextAttemptAt!);
     await afterADeliveryRound();
     expect(receiver.at("/deleted").length).toBe(seen);
     expect((await deliveryRows(sql, hook.id)).map((d) => d.status)).toEqual(["failed"]);

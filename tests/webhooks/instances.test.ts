@@ -60,7 +60,7 @@ describe("webhook dispatchers of several app instances", () => {
       await afterADeliveryRound(); // the survivor has claimed what was due: the leased delivery is not
       expect(receiver.at("/crash")).toEqual([]);
       // Stand-in for waiting out the 60 s attempt lease.
-      await sql.query("UPDATE webhook_deliveries SET next_attempt_at = clock_timestamp() WHERE id = $1", [claimed[0]!.id]);
+      await sql.query("UPDATE webhook_deliveries SET next_attempt_at = work_graph_clock() WHERE id = $1", [claimed[0]!.id]);
       await expect.poll(() => receiver.at("/crash").length).toBe(1);
       await expect.poll(async () => (await admin.webhooks.deliveries({ webhookId: hook.id }))[0]?.status).toBe("delivered");
     } finally {

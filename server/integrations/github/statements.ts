@@ -21,7 +21,7 @@ export async function deleteOldGithubDeliveries(tx: Tx, batch: number): Promise<
   return tx.$executeRaw`
     WITH doomed AS MATERIALIZED (
       SELECT delivery_id FROM github_deliveries
-       WHERE received_at < clock_timestamp() - make_interval(days => ${GITHUB_DELIVERY_DAYS})
+       WHERE received_at < work_graph_clock() - make_interval(days => ${GITHUB_DELIVERY_DAYS})
        ORDER BY received_at LIMIT ${batch} FOR UPDATE SKIP LOCKED
     )
     DELETE FROM github_deliveries d USING doomed WHERE d.delivery_id = doomed.delivery_id`;

@@ -62,6 +62,6 @@ export async function postIsPending(db: Db, webhookId: string, requestId: string
 
 /** The database clock in unix seconds (Slack's signature window is judged by it). */
 export async function databaseUnixSeconds(db: Db): Promise<number> {
-  const [row] = await db.$queryRaw<{ seconds: number }[]>`SELECT floor(extract(epoch FROM clock_timestamp()))::int AS seconds`;
+  const [row] = await db.$queryRaw<{ seconds: number }[]>`SELECT floor(extract(epoch FROM work_graph_clock()))::int AS seconds`;
   return row!.seconds;
 }

@@ -4,6 +4,7 @@ import { logger } from "../../log";
 import { claimDeliveries, type ClaimedDelivery } from "./claim";
 import { isOwnedWebhookFormat, type OwnedWebhookFormat } from "./payload";
 import { attemptRecorder } from "./record";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry";
 import { attemptDelivery, DELIVERY_TIMEOUT_MS } from "./send";
 import type { AttemptResult } from "./statements";
 
@@ -27,6 +28,8 @@ export interface DispatcherOptions {
   perWebhook?: number;
   /** How often the due query runs when idle. */
   pollIntervalMs?: number;
+  /** When failed deliveries are tried again (default DEFAULT_RETRY_POLICY). */
+  retry?: RetryPolicy;
   onError?: (error: unknown) => void;
   /** How this instance delivers each integration's own webhook (payload.ts OwnedWebhookFormat); without one its attempts fail and are retried. */
   owned?: Partial<Record<OwnedWebhookFormat, OwnedWebhookDelivery>>;
@@ -53,7 +56,7 @@ export function startWebhookDispatcher(db: Db, options: DispatcherOptions) {
   let pumping: Promise<void> | null = null;
   let pumpAgain = false;
 
-  const recorder = attemptRecorder(db, onError);
+  const recorder = attemptRecorder(db, options.retry ?? DEFAULT_RETRY_POLICY, onError);
 
   const deliver = async (delivery: ClaimedDelivery) => {
     const result = isOwnedWebhookFormat(delivery.format)

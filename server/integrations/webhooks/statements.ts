@@ -4,6 +4,7 @@ import type { Tx } from "../../database/transaction";
 import { STAGE_SQL } from "../../domain/readiness";
 import { actorNameOf } from "../../domain/views";
 import type { WebhookFormat } from "@work-graph/contract";
+import type { RetryPolicy } from "./retry";
 
 /** An attempt in flight holds its delivery this long; a crashed instance's delivery is then due again. */
 const ATTEMPT_LEASE_SECONDS = 60;
@@ -65,7 +66,7 @@ export async function insertWebhookBelowLimit(
 /** Marks a live webhook deleted; false when there is no live webhook `id`. */
 export async function markWebhookDeleted(tx: Tx, id: string): Promise<boolean> {
   const [row] = await tx.$queryRaw<{ id: string }[]>`
-    UPDATE webhooks SET deleted_at = clock_timestamp() WHERE id = ${id}::uuid AND deleted_at IS NULL RETURNING id::text`;
+    UPDATE webhooks SET deleted_at = work_graph_clock() WHERE id = ${id}::uuid AND deleted_at IS NULL RETURNING id::text`;
   return row !== undefined;
 }
 
@@ -80,7 +81,7 @@ export async function failPendingDeliveries(tx: Tx, webhookId: string): Promise<
 export async function insertTestDelivery(db: Db, webhookId: string, eventType: string): Promise<DeliveryRow | undefined> {
   const [row] = await db.$queryRaw<DeliveryRow[]>`
     INSERT INTO webhook_deliveries (webhook_id, event_sequence, event_type, next_attempt_at)
-    SELECT id, 0, ${eventType}, clock_timestamp() FROM webhooks WHERE id = ${webhookId}::uuid AND deleted_at IS NULL
+    SELECT id, 0, ${eventType}, work_graph_clock() FROM webhooks WHERE id = ${webhookId}::uuid AND deleted_at IS NULL
     RETURNING ${DELIVERY_COLUMNS}`;
   return row;
 }
@@ -148,7 +149,7 @@ export async function claimDueDeliveries(
       SELECT * FROM unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS b(webhook_id, in_flight)
     ), candidates AS (
       SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
-       WHERE d.status = 'pending' AND d.next_attempt_at <= clock_timestamp()
+       WHERE d.status = 'pending' AND d.next_attempt_at <= work_graph_clock()
          AND d.webhook_id NOT IN (SELECT webhook_id FROM busy WHERE in_flight >= ${input.perWebhook})
        ORDER BY d.next_attempt_at
        LIMIT ${Math.min(CANDIDATES_PER_CLAIM, Math.max(input.max * 4, 10))}
@@ -165,13 +166,13 @@ export async function claimDueDeliveries(
     ), claimed AS (
       UPDATE webhook_deliveries d
          SET attempts = d.attempts + 1,
-             next_attempt_at = clock_timestamp() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
+             next_attempt_at = work_graph_clock() + make_interval(secs => ${ATTEMPT_LEASE_SECONDS})
         FROM taken WHERE d.id = taken.id
       RETURNING d.id, d.webhook_id, d.attempts, d.event_sequence, d.event_type, d.created_at
     )
     SELECT c.id::text, c.webhook_id::text AS "webhookId", c.attempts, h.url, h.format,
            h.secret_ciphertext AS "secretCiphertext", c.created_at AS "deliveryCreatedAt",
-           floor(extract(epoch FROM clock_timestamp()))::int AS "unixSeconds",
+           floor(extract(epoch FROM work_graph_clock()))::int AS "unixSeconds",
            e.sequence, e.work_item_id AS "workItemId", c.event_type AS type, e.actor, ${actorNameOf(Prisma.sql`e.actor`)} AS "actorName",
            e.lease_id::text AS "leaseId", e.epoch, e.data, e.created_at AS "createdAt",
            w.title AS "itemTitle", CASE WHEN w.id IS NULL THEN NULL ELSE ${STAGE_SQL} END AS "itemStage",
@@ -196,13 +197,19 @@ export interface AttemptResult {
 
 /**
  * Records attempts' outcomes in one statement (one commit for a whole batch), each only if no
- * later attempt of its delivery has started. A failure is retried after 2 s · 2^(attempt−1),
- * at most 10 min apart, until 24 h after the delivery was created; then it is `failed`. Each
- * webhook's health follows its latest recorded attempt.
+ * later attempt of its delivery has started. A failure is retried on `retry`'s schedule
+ * (firstDelaySeconds · 2^(attempt−1), at most maxDelaySeconds apart, until giveUpAfterSeconds
+ * after the delivery was created; then it is `failed`). Each webhook's health follows its
+ * latest recorded attempt.
  */
-export async function recordAttempts(db: Db, results: { delivery: { id: string; attempt: number }; result: AttemptResult }[]): Promise<void> {
+export async function recordAttempts(
+  db: Db,
+  results: { delivery: { id: string; attempt: number }; result: AttemptResult }[],
+  retry: RetryPolicy,
+): Promise<void> {
   if (results.length === 0) return;
   const column = <T>(pick: (entry: (typeof results)[number]) => T) => results.map(pick);
+  const giveUpAfter = Prisma.sql`make_interval(secs => ${retry.giveUpAfterSeconds}::float8)`;
   await db.$executeRaw`
     WITH r AS (
       SELECT * FROM unnest(${column((e) => e.delivery.id)}::uuid[], ${column((e) => e.delivery.attempt)}::int[],
@@ -212,11 +219,11 @@ export async function recordAttempts(db: Db, results: { delivery: { id: string; 
     ), recorded AS (
       UPDATE webhook_deliveries d
          SET status = CASE WHEN r.ok THEN 'delivered'
-                           WHEN clock_timestamp() >= d.created_at + interval '24 hours' THEN 'failed' ELSE 'pending' END,
-             delivered_at = CASE WHEN r.ok THEN clock_timestamp() END,
-             next_attempt_at = CASE WHEN r.ok OR clock_timestamp() >= d.created_at + interval '24 hours' THEN NULL
-                 ELSE LEAST(clock_timestamp() + make_interval(secs => LEAST(2 * power(2, LEAST(d.attempts - 1, 20)), 600)),
-                            d.created_at + interval '24 hours') END,
+                           WHEN work_graph_clock() >= d.created_at + ${giveUpAfter} THEN 'failed' ELSE 'pending' END,
+             delivered_at = CASE WHEN r.ok THEN work_graph_clock() END,
+             next_attempt_at = CASE WHEN r.ok OR work_graph_clock() >= d.created_at + ${giveUpAfter} THEN NULL
+                 ELSE LEAST(work_graph_clock() + make_interval(secs => LEAST(${retry.firstDelaySeconds}::float8 * power(2, LEAST(d.attempts - 1, 20)), ${retry.maxDelaySeconds}::float8)),
+                            d.created_at + ${giveUpAfter}) END,
              response_status = r.response_status, response_body = r.response_body, error = r.error
         FROM r
        WHERE d.id = r.id AND d.attempts = r.attempt
