@@ -10,7 +10,7 @@ import { countAttentionAnswered } from "../metrics";
 import { attentionItemOf, insertAttentionRequest, releaseAttentionHold, resolveIfOpen } from "../sql/attention";
 import { appendEvents } from "../sql/events";
 import { lockCurrentLease, lockItem } from "../sql/fencing";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { endLease } from "../sql/leases";
 import { selectWorkItem } from "../sql/work-items";
 import { refuseAttentionOutsideScope } from "../sql/visibility";

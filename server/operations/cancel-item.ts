@@ -5,7 +5,7 @@ import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { lockItem } from "../sql/fencing";
 import { endExpiredLeases, unendedLeaseOf } from "../sql/leases";
-import { cancelSubtree } from "../sql/termination";
+import { cancelSubtree } from "./cancel-subtree";
 import { selectWorkItem } from "../sql/work-items";
 import { refuseItemOutsideScope } from "../sql/visibility";
 

@@ -11,7 +11,7 @@ import { agentCapabilities, missingCapabilities, type Routing } from "../domain/
 import {
   claimNext, leaseLockedItem, lockKeyAndCountLiveLeases, lockNamedItemState, markClaimProbe, rollBackClaimProbe, workerCapabilities, type ClaimRow,
 } from "../sql/claims";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { endExpiredLeases } from "../sql/leases";
 import { sendRepeatedExpiriesToPerson } from "../sql/repeated-expiry";
 import { refuseDrainedWorker } from "../sql/workers";

@@ -5,7 +5,7 @@ import { defaultProjectOf } from "../domain/scope";
 import type { WorkItem } from "@work-graph/contract";
 import type { Caller } from "../domain/types";
 import { lockGraphShape } from "../sql/graph";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { insertWorkItems, selectWorkItem } from "../sql/work-items";
 
 export interface CreateInput {

@@ -7,7 +7,7 @@ import { toLease } from "../domain/views";
 import { notFound } from "../errors";
 import { lockCurrentLease } from "../sql/fencing";
 import { lockGraphShape } from "../sql/graph";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { endLease } from "../sql/leases";
 import { insertWorkItems, selectWorkItem, selectWorkItemsById, type NewWorkItem } from "../sql/work-items";
 import { claimNamedItem } from "./claim";

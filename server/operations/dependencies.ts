@@ -6,7 +6,7 @@ import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockGraphShape, lockInIdOrder, shiftDescendantsInheritedDependencies, waitsForReaches } from "../sql/graph";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { deleteDependency, insertDependency, selectWorkItem, shiftOpenDependencies, statusOf } from "../sql/work-items";
 import { refuseItemOutsideScope } from "../sql/visibility";
 

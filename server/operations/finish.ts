@@ -7,7 +7,7 @@ import { toLease, toWorkItem } from "../domain/views";
 import { countLeaseEnded } from "../metrics";
 import { leaseOutsideScope, lockCurrentLease, refuseStaleLease } from "../sql/fencing";
 import { endLease, releaseIfCurrent } from "../sql/leases";
-import { cancelSubtree } from "../sql/termination";
+import { cancelSubtree } from "./cancel-subtree";
 import { selectWorkItem } from "../sql/work-items";
 
 export interface ReleaseInput {

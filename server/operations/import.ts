@@ -12,7 +12,7 @@ import type { Caller } from "../domain/types";
 import { notFound, WorkGraphError } from "../errors";
 import { appendEvents } from "../sql/events";
 import { lockAncestorChains, lockGraphShape, waitsForPairs } from "../sql/graph";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { addOpenChildren, insertPlannedDependencies, insertPlannedItems, selectByExternalIds } from "../sql/import";
 import { firstUnknownProject } from "../sql/projects";
 import { selectWorkItemsById } from "../sql/work-items";

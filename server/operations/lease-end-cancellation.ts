@@ -1,7 +1,7 @@
 import type { Tx } from "../database/transaction";
 import { WorkGraphError } from "../errors";
 import { insertLeaseEndCancellation, takeDueLeaseEndCancellations } from "../sql/lease-end-cancellations";
-import { cancelSubtree } from "../sql/termination";
+import { cancelSubtree } from "./cancel-subtree";
 
 /**
  * Rule 5: a cancellation asked for while an item is leased never pre-empts that lease (see

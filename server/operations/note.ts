@@ -5,7 +5,7 @@ import type { Note } from "@work-graph/contract";
 import type { Caller } from "../domain/types";
 import { toNote } from "../domain/views";
 import { lockCurrentLease } from "../sql/fencing";
-import { idempotent } from "../sql/idempotency";
+import { idempotent } from "./idempotent";
 import { insertNote } from "../sql/notes";
 
 export interface NoteInput {

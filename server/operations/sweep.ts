@@ -1,3 +1,4 @@
+import { idempotencyHours } from "../config";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { logger } from "../log";
@@ -22,7 +23,7 @@ export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
 
 /** One batch of idempotency receipts past WORK_GRAPH_IDEMPOTENCY_HOURS deleted; returns how many. */
 export async function sweepExpiredReceipts(db: Db, batch = 1000): Promise<number> {
-  return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch));
+  return inTransaction(db, (tx) => deleteExpiredReceipts(tx, batch, idempotencyHours()));
 }
 
 /** A cleanup the sweep runs after its own: deletes one batch of rows nobody needs any more, in its own transaction; returns how many. */

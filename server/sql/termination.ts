@@ -1,29 +1,27 @@
 import { Prisma } from "../generated/prisma/client";
 import type { Tx } from "../database/transaction";
-import { WorkGraphError } from "../errors";
-import { endExpiredLeases } from "./leases";
 
-interface SubtreeItem {
+export interface SubtreeItem {
   id: string;
   live: boolean;
   leaseId: string | null;
 }
 
-/**
- * Cancels `root` and every open descendant — also those below a released or cancelled item (a
- * child created under a leased item stays open when that item is released) — and propagates
- * readiness. Set-based: a fixed handful of statements whatever the size of the subtree.
- * Rule 5 (no pre-emption): if a descendant to cancel holds a live lease, nothing changes and
- * ITEM_LEASED is raised. The caller has locked `root` and ended or checked its lease.
- *
- * Rows are locked in one global order (by id): first the items to cancel, then the items whose
- * counters change (dependents and parents), so two cascades, or a cascade and any other
- * operation following the same order, cannot deadlock.
+/*
+ * The statements of cancelling a subtree (server/operations/cancel-subtree.ts). Rows are locked in
+ * one global order (by id): first the items to cancel, then the items whose counters change
+ * (dependents and parents), so two cascades, or a cascade and any other operation following the
+ * same order, cannot deadlock. Sets are joined as unnest(…), never `= ANY(…)`: planning a
+ * 20,000-element constant array element by element costs seconds.
  */
-export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string, data: Record<string, unknown>): Promise<void> {
-  const descendants = await tx.$queryRaw<SubtreeItem[]>`
+
+const itemSet = (ids: string[]) => Prisma.sql`unnest(${ids}::text[])`;
+
+/** Locks every open descendant of `rootId` (also those below a released or cancelled item), in id order, with whether its lease is live. */
+export async function lockOpenDescendants(tx: Tx, rootId: string): Promise<SubtreeItem[]> {
+  return tx.$queryRaw<SubtreeItem[]>`
     WITH RECURSIVE sub(id) AS (
-      SELECT c.id FROM work_items c WHERE c.parent_id = ${root.id}
+      SELECT c.id FROM work_items c WHERE c.parent_id = ${rootId}
       UNION ALL
       SELECT c.id FROM sub s JOIN work_items c ON c.parent_id = s.id
     )
@@ -31,21 +29,11 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
       FROM work_items w JOIN sub ON sub.id = w.id
      WHERE w.status = 'open'
      ORDER BY w.id FOR UPDATE OF w`;
-  const leased = descendants.find((item) => item.live);
-  if (leased) {
-    throw new WorkGraphError("ITEM_LEASED", `descendant ${leased.id} has a live lease; it ends only by its worker or by expiry`, {
-      workItemId: leased.id,
-      leaseId: leased.leaseId,
-    });
-  }
-  // Descendants whose lease ran out are recorded as expired before they are cancelled.
-  await endExpiredLeases(tx, descendants.filter((item) => item.leaseId !== null).map((item) => item.id));
-  const ids = [root.id, ...descendants.map((item) => item.id)];
+}
 
-  // The set is joined as unnest(…), never `= ANY(…)`: planning a 20,000-element constant array
-  // element by element costs seconds.
-  const set = Prisma.sql`unnest(${ids}::text[])`;
-  // Items whose counters change, locked in id order before any of them is updated.
+/** Locks, in id order, the items whose counters change when `ids` are cancelled: their dependents and parents outside the set. */
+export async function lockCounterNeighbours(tx: Tx, ids: string[]): Promise<void> {
+  const set = itemSet(ids);
   await tx.$executeRaw`
     WITH cancelling AS (SELECT id FROM ${set} AS s(id))
     SELECT 1 FROM work_items w
@@ -53,7 +41,11 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
                     UNION SELECT c.parent_id FROM work_items c JOIN cancelling s ON s.id = c.id)
        AND w.id NOT IN (SELECT id FROM cancelling)
      ORDER BY w.id FOR UPDATE OF w`;
-  // Events: descendants in id order, the root last.
+}
+
+/** Marks `ids` cancelled with one status event each: descendants in id order, `rootId` last (the others name it as cascadedFrom). */
+export async function markCancelled(tx: Tx, ids: string[], rootId: string, actor: string, data: Record<string, unknown>): Promise<void> {
+  const set = itemSet(ids);
   await tx.$executeRaw`
     WITH cancelled AS (
       UPDATE work_items w SET status = 'cancelled', updated_at = work_graph_clock() FROM ${set} AS s(id) WHERE w.id = s.id
@@ -62,10 +54,16 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
     INSERT INTO events (work_item_id, type, actor, data)
     SELECT id, 'work_item.status_changed', ${actor},
            jsonb_build_object('from', 'open', 'to', 'cancelled') || ${JSON.stringify(data)}::jsonb
-             || CASE WHEN id = ${root.id} THEN '{}'::jsonb ELSE jsonb_build_object('cascadedFrom', ${root.id}::text) END
-      FROM cancelled ORDER BY (id = ${root.id}), id`;
-  // Every dependent has one open blocker less per cancelled blocker, every parent one open child
-  // less per cancelled child (cancelled items' own counters included, as if one by one).
+             || CASE WHEN id = ${rootId} THEN '{}'::jsonb ELSE jsonb_build_object('cascadedFrom', ${rootId}::text) END
+      FROM cancelled ORDER BY (id = ${rootId}), id`;
+}
+
+/**
+ * Every dependent has one open blocker less per cancelled blocker, every parent one open child
+ * less per cancelled child (cancelled items' own counters included, as if one by one).
+ */
+export async function releaseCountersOf(tx: Tx, ids: string[]): Promise<void> {
+  const set = itemSet(ids);
   await tx.$executeRaw`
     WITH blockers AS (
       SELECT e.work_item_id AS id, count(*)::int AS n FROM dependencies e JOIN ${set} AS s(id) ON s.id = e.depends_on_id GROUP BY 1
@@ -79,7 +77,11 @@ export async function cancelSubtree(tx: Tx, root: { id: string }, actor: string,
                             open_child_count = w.open_child_count - changes.children,
                             updated_at = work_graph_clock()
       FROM changes WHERE w.id = changes.id`;
-  // Below each dependent, every descendant inherited one open blocker per path.
+}
+
+/** Below each dependent of `ids`, every descendant inherited one open blocker per path: it loses it. */
+export async function releaseInheritedBlockersOf(tx: Tx, ids: string[]): Promise<void> {
+  const set = itemSet(ids);
   await tx.$executeRaw`
     WITH RECURSIVE below(id) AS (
       SELECT c.id FROM ${set} AS s(id) JOIN dependencies e ON e.depends_on_id = s.id JOIN work_items c ON c.parent_id = e.work_item_id

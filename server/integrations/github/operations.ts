@@ -12,7 +12,7 @@ import { lockItem } from "../../sql/fencing";
 import { deleteOldGithubDeliveries, insertNoteUnderCurrentLease, selectItemIdByExternalId } from "./statements";
 import { insertLeaseEndCancellation } from "../../sql/lease-end-cancellations";
 import { endExpiredLeases, unendedLeaseOf } from "../../sql/leases";
-import { cancelSubtree } from "../../sql/termination";
+import { cancelSubtree } from "../../operations/cancel-subtree";
 import { addDependency } from "../../operations/dependencies";
 import { importWorkItems } from "../../operations/import";
 import { updateWorkItem } from "../../operations/update-item";
