@@ -1,3 +1,4 @@
+import { continuitySeconds, maxConsecutiveExpiries } from "../config";
 import type { Db } from "../db";
 import { autocommit, inTransaction, type Tx } from "../database/transaction";
 import { workerDrained } from "../domain/draining";
@@ -60,7 +61,7 @@ function toClaimResult(row: ClaimRow): ClaimResult {
 async function endExpiryThenLease(tx: Tx, itemId: string, workerId: string, durationSeconds: number): Promise<ClaimResult | null> {
   const expired = (await endExpiredLeases(tx, [itemId])).map((lease) => lease.workItemId);
   if ((await cancelWhereLeaseEnded(tx, expired)).length > 0) return null;
-  if ((await sendRepeatedExpiriesToPerson(tx, expired)).length > 0) return null;
+  if ((await sendRepeatedExpiriesToPerson(tx, expired, maxConsecutiveExpiries())).length > 0) return null;
   return countClaim(tx, toClaimResult(await leaseLockedItem(tx, itemId, workerId, durationSeconds)));
 }
 
@@ -81,7 +82,7 @@ async function claimCapabilities(db: Db, caller: Caller, workerId: string, reque
 async function leaseNextClaimable(
   db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[] = [],
 ): Promise<{ pickedId: string | null; limitedKey: string | null; claimed: ClaimResult | null }> {
-  const row = await claimNext(db, workerId, parentId, durationSeconds, routing, passOverKeys);
+  const row = await claimNext(db, workerId, parentId, durationSeconds, routing, passOverKeys, continuitySeconds());
   if (row.drained) throw workerDrained(workerId, row.drained);
   return { pickedId: row.pickedId, limitedKey: row.limitedKey, claimed: row.lease ? countClaim(db, toClaimResult(row as ClaimRow)) : null };
 }

@@ -1,4 +1,4 @@
-import { idempotencyHours } from "../config";
+import { idempotencyHours, maxConsecutiveExpiries } from "../config";
 import type { Db } from "../db";
 import { inTransaction } from "../database/transaction";
 import { logger } from "../log";
@@ -16,7 +16,7 @@ export async function sweepExpiredLeases(db: Db, batch = 200): Promise<number> {
   return inTransaction(db, async (tx) => {
     const ended = await endExpiredLeases(tx, await lockExpiredDue(tx, batch));
     const cancelled = new Set(await cancelWhereLeaseEnded(tx, ended.map((lease) => lease.workItemId)));
-    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId).filter((id) => !cancelled.has(id)));
+    await sendRepeatedExpiriesToPerson(tx, ended.map((lease) => lease.workItemId).filter((id) => !cancelled.has(id)), maxConsecutiveExpiries());
     return ended.length;
   });
 }

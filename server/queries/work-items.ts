@@ -1,3 +1,4 @@
+import { continuitySeconds } from "../config";
 import type { Db } from "../db";
 import { inProjects } from "../domain/scope";
 import type { Page, Stage, WorkItem } from "@work-graph/contract";
@@ -60,7 +61,7 @@ export interface QueueInput {
 export async function queue(db: Db, caller: Pick<Caller, "role" | "workerId" | "projects" | "capabilities">, input: QueueInput): Promise<WorkItem[]> {
   const routing: Routing = { projects: caller.projects, projectId: input.projectId, capabilities: await queueCapabilities(db, caller, input) };
   const result: WorkItem[] = [];
-  for (const tier of queueTiers(input.workerId ?? "")) {
+  for (const tier of queueTiers(input.workerId ?? "", continuitySeconds())) {
     if (result.length >= input.limit) break;
     result.push(...(await selectRoutedQueueTier(db, tier, routing, input.limit - result.length)));
   }

@@ -1,5 +1,4 @@
 import { Prisma } from "../generated/prisma/client";
-import { continuitySeconds } from "../config";
 import type { Db } from "../db";
 import { queryHotPath } from "./hot-path";
 import type { Tx } from "../database/transaction";
@@ -69,11 +68,11 @@ const CLAIM_RESULT = Prisma.sql`
  * index (UNLEASED_READY_SQL) unless an expired lease awaits its end; only the branch taken
  * runs, and so only it locks.
  */
-function nextClaimableSql(workerId: string, parentId: string | undefined, routing: Routing, passOverKeys: string[]): Prisma.Sql {
+function nextClaimableSql(workerId: string, parentId: string | undefined, routing: Routing, passOverKeys: string[], continuitySeconds: number): Prisma.Sql {
   const underParent = parentId === undefined ? Prisma.empty : Prisma.sql`AND parent_id = ${parentId}`;
   const passedOver = passOverKeys.length === 0 ? Prisma.empty
     : Prisma.sql`AND (w.concurrency_key IS NULL OR w.concurrency_key <> ALL(${passOverKeys}::text[]))`;
-  const tiers = claimTiers(workerId, continuitySeconds());
+  const tiers = claimTiers(workerId, continuitySeconds);
   const firstOf = (claimable: Prisma.Sql) => Prisma.sql`COALESCE(${Prisma.join(tiers.map((tier) => Prisma.sql`
     (SELECT w.id FROM work_items w WHERE ${claimable} ${underParent} AND ${ROUTED(routing)} ${passedOver} ${tier} ORDER BY ${QUEUE_ORDER} LIMIT 1 FOR UPDATE SKIP LOCKED)`))})`;
   return Prisma.sql`CASE WHEN ${SOME_LEASE_EXPIRED} THEN ${firstOf(CLAIMABLE)} ELSE ${firstOf(Prisma.raw(UNLEASED_READY_SQL))} END`;
@@ -93,14 +92,14 @@ export type NextClaimRow = Partial<ClaimRow> & { pickedId: string | null; limite
  * drained, nothing was leased.
  */
 export async function claimNext(
-  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[] = [],
+  db: Db | Tx, workerId: string, parentId: string | undefined, durationSeconds: number, routing: Routing, passOverKeys: string[], continuitySeconds: number,
 ): Promise<NextClaimRow> {
   const [row] = await queryHotPath<NextClaimRow>(db, Prisma.sql`
     WITH drained AS MATERIALIZED (${workerDrainSql(workerId)}),
     candidate AS (SELECT w.id, w.last_epoch, w.current_lease_id, w.concurrency_key,
                          CASE WHEN ${KEY_LIMITED} THEN w.concurrency_key END AS limited_key
                     FROM work_items w
-                   WHERE NOT EXISTS (SELECT 1 FROM drained) AND w.id = ${nextClaimableSql(workerId, parentId, routing, passOverKeys)}),
+                   WHERE NOT EXISTS (SELECT 1 FROM drained) AND w.id = ${nextClaimableSql(workerId, parentId, routing, passOverKeys, continuitySeconds)}),
     picked AS (SELECT id, last_epoch, concurrency_key FROM candidate WHERE current_lease_id IS NULL AND limited_key IS NULL),
     ${leasePickedItem(workerId, durationSeconds)}
     SELECT (SELECT row_to_json(drained) FROM drained) AS drained, (SELECT id FROM candidate) AS "pickedId",

@@ -1,10 +1,9 @@
 import type { Tx } from "../database/transaction";
-import { maxConsecutiveExpiries } from "../config";
 import { WORK_GRAPH_ACTOR } from "../domain/expiry";
 
 /**
  * Rule 11 (repeated expiry goes to a person): for each given item (locked by the caller, which
- * has just recorded an expiry on it), when its last WORK_GRAPH_MAX_EXPIRIES leases all ended
+ * has just recorded an expiry on it), when its last `max` (WORK_GRAPH_MAX_EXPIRIES; 0 = off) leases all ended
  * `expired` after its latest attention request, leaving out `returned` leases (rule 16: a hand
  * back neither counts toward nor resets the count), open a blocking `help` request from
  * `work-graph` on the last of them, in the caller's transaction. Called wherever an expiry is
@@ -12,8 +11,7 @@ import { WORK_GRAPH_ACTOR } from "../domain/expiry";
  * recorded once, so the request is opened once. The new request itself restarts the count.
  * Returns the items that were sent to a person.
  */
-export async function sendRepeatedExpiriesToPerson(tx: Tx, itemIds: string[]): Promise<string[]> {
-  const max = maxConsecutiveExpiries();
+export async function sendRepeatedExpiriesToPerson(tx: Tx, itemIds: string[], max: number): Promise<string[]> {
   if (max === 0 || itemIds.length === 0) return [];
   const opened = await tx.$queryRaw<{ workItemId: string }[]>`
     WITH streak AS (

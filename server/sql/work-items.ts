@@ -1,5 +1,4 @@
 import { Prisma } from "../generated/prisma/client";
-import { continuitySeconds } from "../config";
 import type { Tx } from "../database/transaction";
 import { generateWorkItemId } from "../domain/ids";
 import { claimTiers, QUEUE_ORDER, STAGE_SQL } from "../domain/readiness";
@@ -267,7 +266,7 @@ export async function selectWorkItemsPage(
 }
 
 /** The continuity tiers (rule 9 (continuity)) of `workerId`'s next claim, in the order it takes them. */
-export const queueTiers = (workerId: string): Prisma.Sql[] => claimTiers(workerId, continuitySeconds());
+export const queueTiers = (workerId: string, continuitySeconds: number): Prisma.Sql[] => claimTiers(workerId, continuitySeconds);
 
 async function projectExists(tx: Tx, id: string): Promise<boolean> {
   const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM projects WHERE id = ${id}`;
